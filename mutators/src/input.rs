@@ -1,0 +1,32 @@
+//! The fuzzer's input: a variant is a seed id plus a list of edits, a few hundred bytes on the
+//! wire; its C text is materialized from the seed store when it is compiled.
+
+use crate::edit::Edit;
+use crate::seed::{content_hash, SeedId};
+use libafl::corpus::CorpusId;
+use libafl::inputs::Input;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Variant {
+    pub seed: SeedId,
+    pub edits: Vec<Edit>,
+}
+
+impl Variant {
+    /// The seed itself, unedited.
+    pub fn of_seed(seed: SeedId) -> Self {
+        Variant { seed, edits: Vec::new() }
+    }
+
+    /// A stable name: the content hash of the serialized variant.
+    pub fn name(&self) -> String {
+        content_hash(&postcard::to_allocvec(self).expect("variants always serialize"))
+    }
+}
+
+impl Input for Variant {
+    fn generate_name(&self, _id: Option<CorpusId>) -> String {
+        self.name()
+    }
+}

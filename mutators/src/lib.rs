@@ -1,0 +1,14 @@
+//! The C program model and the mutators that derive variants from seeds.
+//!
+//! A seed is parsed once ([`model::Program`]) into a statement table with spans, nesting,
+//! execution from the profile and variables in scope. A variant ([`input::Variant`]) is the
+//! seed's id plus a list of [`edit::Edit`]s, materialized by span replacement. Mutators such as
+//! [`orion::OrionMutator`] are LibAFL `Mutator`s over variants.
+
+pub mod ctype;
+pub mod edit;
+pub mod input;
+pub mod model;
+pub mod orion;
+pub mod programs;
+pub mod seed;

@@ -1,0 +1,600 @@
+//! The C program model: a seed parsed with lang-c into a table of statements (byte spans in the
+//! seed text, nesting, whether the profile saw them run) and the variables in scope at each.
+
+use crate::ctype::{CType, IntKind, IntSpecifiers};
+use crate::seed::Seed;
+use lang_c::ast::{
+    ArraySize, BlockItem, Constant, DeclarationSpecifier, Declarator, DeclaratorKind, DerivedDeclarator, Expression,
+    ExternalDeclaration, ForInitializer, Label, SpecifierQualifier, Statement as AstStatement, StorageClassSpecifier,
+    StructDeclaration, TypeQualifier, TypeSpecifier,
+};
+use lang_c::driver::{parse_preprocessed, Config, Flavor};
+use lang_c::span::Node;
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+
+/// Index of a statement in [`Program::statements`]; stable for a given seed text.
+pub type StmtId = u32;
+pub type ScopeId = usize;
+
+/// What the profile says about a statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Execution {
+    /// Some line of the statement ran.
+    Executed,
+    /// gcov instrumented lines of the statement and none of them ran.
+    NotExecuted,
+    /// gcov instrumented none of its lines: nothing is known.
+    Unknown,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StmtKind {
+    Compound,
+    Expression,
+    If,
+    Switch,
+    While,
+    DoWhile,
+    For,
+    Goto,
+    Continue,
+    Break,
+    Return,
+    Labeled,
+    Asm,
+}
+
+#[derive(Clone, Debug)]
+pub struct Statement {
+    pub id: StmtId,
+    pub kind: StmtKind,
+    /// Byte range in the seed text.
+    pub span: Range<usize>,
+    /// First and last line (1-based) of the span.
+    pub lines: (u32, u32),
+    pub parent: Option<StmtId>,
+    pub children: Vec<StmtId>,
+    pub depth: u32,
+    pub execution: Execution,
+    /// The body of a function definition.
+    pub function_body: bool,
+    /// The statement is or contains a goto label, so deleting it could break a `goto`.
+    pub contains_label: bool,
+    /// Inside a loop (so `break`/`continue` are legal there).
+    pub in_loop: bool,
+    /// Inside a switch (so `break` is legal there).
+    pub in_switch: bool,
+    pub scope: ScopeId,
+    /// How many of the scope's variables are declared before this statement.
+    pub visible: usize,
+}
+
+impl Statement {
+    /// Orion may delete it: it never ran, and removing it cannot break the program's syntax.
+    pub fn is_deletable(&self) -> bool {
+        self.execution == Execution::NotExecuted && !self.function_body && !self.contains_label
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variable {
+    pub name: String,
+    pub ty: CType,
+    pub is_const: bool,
+    pub is_volatile: bool,
+    pub global: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    /// The enclosing scope and how many of its variables were visible when this one opened.
+    pub parent: Option<(ScopeId, usize)>,
+    pub vars: Vec<Variable>,
+}
+
+/// A parse failure, with the line in the seed text where it happened.
+#[derive(Debug)]
+pub struct ParseError {
+    pub message: String,
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub text: String,
+    pub statements: Vec<Statement>,
+    pub scopes: Vec<Scope>,
+    /// Function bodies, in source order.
+    pub roots: Vec<StmtId>,
+    /// Fields of every struct and union, by tag.
+    pub records: BTreeMap<String, Vec<(String, CType)>>,
+}
+
+impl Program {
+    /// Parses a stored seed, whose `#include` block stands for the expanded `headers`.
+    pub fn parse(seed: &Seed, headers: &str) -> Result<Program, ParseError> {
+        Self::parse_parts(&seed.text, headers, seed.profile.include_block_len, &seed.profile.line_counts)
+    }
+
+    /// Parses `text`, whose first `include_block_len` bytes are `#include` lines that expand to
+    /// `headers`; `line_counts` are gcov's counts for the lines of `text`.
+    pub fn parse_parts(
+        text: &str,
+        headers: &str,
+        include_block_len: usize,
+        line_counts: &BTreeMap<u32, u64>,
+    ) -> Result<Program, ParseError> {
+        let body = text.get(include_block_len..).ok_or_else(|| ParseError {
+            message: "include block is longer than the seed".into(),
+        })?;
+        let parse_text = format!("{headers}{body}");
+        let config = Config { flavor: Flavor::GnuC11, ..Config::default() };
+        let parse = parse_preprocessed(&config, parse_text).map_err(|e| {
+            let seed_offset = (e.offset + include_block_len).saturating_sub(headers.len());
+            let line = text[..seed_offset.min(text.len())].matches('\n').count() + 1;
+            let in_headers = if e.offset < headers.len() { " (in the system headers)" } else { "" };
+            let mut expected: Vec<_> = e.expected.iter().copied().collect();
+            expected.sort();
+            ParseError {
+                message: format!(
+                    "syntax error at line {line}{in_headers}, expected one of {}",
+                    expected.join(" ")
+                ),
+            }
+        })?;
+        let mut builder = Builder {
+            text,
+            shift: include_block_len as isize - headers.len() as isize,
+            header_len: headers.len(),
+            line_starts: std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect(),
+            line_counts,
+            statements: Vec::new(),
+            scopes: vec![Scope::default()],
+            roots: Vec::new(),
+            records: BTreeMap::new(),
+            typedefs: HashMap::new(),
+            anonymous_records: 0,
+        };
+        for external in &parse.unit.0 {
+            builder.external(external);
+        }
+        Ok(Program {
+            text: text.to_string(),
+            statements: builder.statements,
+            scopes: builder.scopes,
+            roots: builder.roots,
+            records: builder.records,
+        })
+    }
+
+    pub fn statement(&self, id: StmtId) -> &Statement {
+        &self.statements[id as usize]
+    }
+
+    pub fn source_of(&self, id: StmtId) -> &str {
+        &self.text[self.statement(id).span.clone()]
+    }
+
+    /// The variables visible at a statement, innermost first.
+    pub fn vars_in_scope(&self, id: StmtId) -> Vec<&Variable> {
+        let stmt = self.statement(id);
+        let mut vars = Vec::new();
+        let mut cursor = Some((stmt.scope, stmt.visible));
+        while let Some((scope, visible)) = cursor {
+            let scope_ref = &self.scopes[scope];
+            vars.extend(scope_ref.vars[..visible].iter().rev());
+            cursor = scope_ref.parent;
+        }
+        vars
+    }
+}
+
+struct Builder<'a> {
+    text: &'a str,
+    /// Added to a parse-text offset to get a seed-text offset.
+    shift: isize,
+    header_len: usize,
+    line_starts: Vec<usize>,
+    line_counts: &'a BTreeMap<u32, u64>,
+    statements: Vec<Statement>,
+    scopes: Vec<Scope>,
+    roots: Vec<StmtId>,
+    records: BTreeMap<String, Vec<(String, CType)>>,
+    typedefs: HashMap<String, CType>,
+    anonymous_records: usize,
+}
+
+#[derive(Clone, Copy)]
+struct Context {
+    parent: Option<StmtId>,
+    depth: u32,
+    in_loop: bool,
+    in_switch: bool,
+    scope: ScopeId,
+}
+
+/// Type information gathered from declaration specifiers.
+struct BaseType {
+    ty: CType,
+    is_const: bool,
+    is_volatile: bool,
+    is_typedef: bool,
+}
+
+impl<'a> Builder<'a> {
+    fn external(&mut self, external: &Node<ExternalDeclaration>) {
+        match &external.node {
+            ExternalDeclaration::Declaration(decl) => self.declaration(&decl.node, 0, true),
+            ExternalDeclaration::StaticAssert(_) => {}
+            ExternalDeclaration::FunctionDefinition(def) => {
+                let def = &def.node;
+                let params = self.new_scope_at(0, self.scopes[0].vars.len());
+                let parameters = def.declarator.node.derived.iter().find_map(|d| match &d.node {
+                    DerivedDeclarator::Function(f) => Some(&f.node.parameters),
+                    _ => None,
+                });
+                for param in parameters.into_iter().flatten() {
+                    let base = self.base_type(param.node.specifiers.iter().filter_map(decl_spec));
+                    if let Some(declarator) = &param.node.declarator {
+                        self.add_variable(params, &base, &declarator.node, false);
+                    }
+                }
+                if def.statement.span.start < self.header_len {
+                    return;
+                }
+                let ctx = Context { parent: None, depth: 0, in_loop: false, in_switch: false, scope: params };
+                let visible = self.scopes[params].vars.len();
+                let body = self.statement(&def.statement, ctx, visible);
+                self.statements[body as usize].function_body = true;
+                self.roots.push(body);
+            }
+        }
+    }
+
+    fn declaration(&mut self, decl: &lang_c::ast::Declaration, scope: ScopeId, global: bool) {
+        let base = self.base_type(decl.specifiers.iter().filter_map(decl_spec));
+        for init in &decl.declarators {
+            let (name, ty) = self.declarator_type(base.ty.clone(), &init.node.declarator.node);
+            let Some(name) = name else { continue };
+            if base.is_typedef {
+                self.typedefs.insert(name, ty);
+            } else if ty != CType::Function {
+                self.scopes[scope].vars.push(Variable {
+                    name,
+                    ty,
+                    is_const: base.is_const,
+                    is_volatile: base.is_volatile,
+                    global,
+                });
+            }
+        }
+    }
+
+    fn add_variable(&mut self, scope: ScopeId, base: &BaseType, declarator: &Declarator, global: bool) {
+        let (name, ty) = self.declarator_type(base.ty.clone(), declarator);
+        if let Some(name) = name {
+            if ty != CType::Function {
+                let var = Variable { name, ty, is_const: base.is_const, is_volatile: base.is_volatile, global };
+                self.scopes[scope].vars.push(var);
+            }
+        }
+    }
+
+    fn base_type<'s>(&mut self, specs: impl Iterator<Item = SpecOrQual<'s>>) -> BaseType {
+        let mut ints = IntSpecifiers::default();
+        let mut ty = None;
+        let mut base = BaseType { ty: CType::Other, is_const: false, is_volatile: false, is_typedef: false };
+        let mut long_double = false;
+        for spec in specs {
+            match spec {
+                SpecOrQual::Typedef => base.is_typedef = true,
+                SpecOrQual::Qualifier(TypeQualifier::Const) => base.is_const = true,
+                SpecOrQual::Qualifier(TypeQualifier::Volatile) => base.is_volatile = true,
+                SpecOrQual::Qualifier(_) => {}
+                SpecOrQual::Type(t) => match t {
+                    TypeSpecifier::Void => ty = Some(CType::Void),
+                    TypeSpecifier::Char => ints.char = true,
+                    TypeSpecifier::Short => ints.short = true,
+                    TypeSpecifier::Int => ints.int = true,
+                    TypeSpecifier::Long => ints.longs += 1,
+                    TypeSpecifier::Signed => ints.signed = true,
+                    TypeSpecifier::Unsigned => ints.unsigned = true,
+                    TypeSpecifier::Bool => ints.bool = true,
+                    TypeSpecifier::Float => ty = Some(CType::Float),
+                    TypeSpecifier::Double => {
+                        ty = Some(CType::Double);
+                        long_double = ints.longs > 0;
+                    }
+                    TypeSpecifier::Enum(_) => ty = Some(CType::Int(IntKind::UInt)),
+                    TypeSpecifier::Struct(s) => ty = Some(self.record(&s.node)),
+                    TypeSpecifier::TypedefName(name) => {
+                        ty = Some(self.typedefs.get(&name.node.name).cloned().unwrap_or(CType::Other))
+                    }
+                    TypeSpecifier::Complex
+                    | TypeSpecifier::Atomic(_)
+                    | TypeSpecifier::TypeOf(_)
+                    | TypeSpecifier::TS18661Float(_) => ty = Some(CType::Other),
+                },
+            }
+        }
+        base.ty = match ty {
+            Some(CType::Double) if long_double || ints.longs > 0 => CType::LongDouble,
+            Some(CType::Other) if !ints.is_empty() => CType::Other,
+            Some(t) => t,
+            None if !ints.is_empty() => CType::Int(ints.kind()),
+            None => CType::Other,
+        };
+        base
+    }
+
+    fn record(&mut self, s: &lang_c::ast::StructType) -> CType {
+        let union = s.kind.node == lang_c::ast::StructKind::Union;
+        let tag = match &s.identifier {
+            Some(id) => id.node.name.clone(),
+            None => {
+                self.anonymous_records += 1;
+                format!("<anon {}>", self.anonymous_records)
+            }
+        };
+        if let Some(declarations) = &s.declarations {
+            let mut fields = Vec::new();
+            for declaration in declarations {
+                let StructDeclaration::Field(field) = &declaration.node else { continue };
+                let base = self.base_type(field.node.specifiers.iter().map(|s| match &s.node {
+                    SpecifierQualifier::TypeSpecifier(t) => SpecOrQual::Type(&t.node),
+                    SpecifierQualifier::TypeQualifier(q) => SpecOrQual::Qualifier(q.node.clone()),
+                    SpecifierQualifier::Extension(_) => SpecOrQual::Qualifier(TypeQualifier::Nonnull),
+                }));
+                for d in &field.node.declarators {
+                    if let Some(declarator) = &d.node.declarator {
+                        let (name, ty) = self.declarator_type(base.ty.clone(), &declarator.node);
+                        if let Some(name) = name {
+                            fields.push((name, ty));
+                        }
+                    }
+                }
+            }
+            self.records.insert(tag.clone(), fields);
+        }
+        CType::Record { union, tag }
+    }
+
+    fn declarator_type(&mut self, base: CType, declarator: &Declarator) -> (Option<String>, CType) {
+        let mut ty = base;
+        for derived in &declarator.derived {
+            ty = match &derived.node {
+                DerivedDeclarator::Pointer(_) => CType::Pointer(Box::new(ty)),
+                DerivedDeclarator::Array(array) => {
+                    let len = match &array.node.size {
+                        ArraySize::VariableExpression(e) | ArraySize::StaticExpression(e) => integer_constant(&e.node),
+                        _ => None,
+                    };
+                    CType::Array(Box::new(ty), len)
+                }
+                DerivedDeclarator::Function(_) | DerivedDeclarator::KRFunction(_) => CType::Function,
+                DerivedDeclarator::Block(_) => CType::Other,
+            };
+        }
+        match &declarator.kind.node {
+            DeclaratorKind::Identifier(id) => (Some(id.node.name.clone()), ty),
+            DeclaratorKind::Declarator(inner) => self.declarator_type(ty, &inner.node),
+            DeclaratorKind::Abstract => (None, ty),
+        }
+    }
+
+    fn line_of(&self, offset: usize) -> u32 {
+        match self.line_starts.binary_search(&offset) {
+            Ok(i) => i as u32 + 1,
+            Err(i) => i as u32,
+        }
+    }
+
+    fn execution(&self, lines: (u32, u32)) -> Execution {
+        let mut seen = false;
+        for (_, &count) in self.line_counts.range(lines.0..=lines.1) {
+            if count > 0 {
+                return Execution::Executed;
+            }
+            seen = true;
+        }
+        if seen {
+            Execution::NotExecuted
+        } else {
+            Execution::Unknown
+        }
+    }
+
+    fn statement(&mut self, node: &Node<AstStatement>, ctx: Context, visible: usize) -> StmtId {
+        let start = (node.span.start as isize + self.shift) as usize;
+        let end = (node.span.end as isize + self.shift) as usize;
+        // lang-c's spans may take in the whitespace that follows a statement.
+        let end = start + self.text[start..end].trim_end().len();
+        let lines = (self.line_of(start), self.line_of(end.saturating_sub(1).max(start)));
+        let id = self.statements.len() as StmtId;
+        let kind = match &node.node {
+            AstStatement::Labeled(_) => StmtKind::Labeled,
+            AstStatement::Compound(_) => StmtKind::Compound,
+            AstStatement::Expression(_) => StmtKind::Expression,
+            AstStatement::If(_) => StmtKind::If,
+            AstStatement::Switch(_) => StmtKind::Switch,
+            AstStatement::While(_) => StmtKind::While,
+            AstStatement::DoWhile(_) => StmtKind::DoWhile,
+            AstStatement::For(_) => StmtKind::For,
+            AstStatement::Goto(_) => StmtKind::Goto,
+            AstStatement::Continue => StmtKind::Continue,
+            AstStatement::Break => StmtKind::Break,
+            AstStatement::Return(_) => StmtKind::Return,
+            AstStatement::Asm(_) => StmtKind::Asm,
+        };
+        self.statements.push(Statement {
+            id,
+            kind,
+            span: start..end,
+            lines,
+            parent: ctx.parent,
+            children: Vec::new(),
+            depth: ctx.depth,
+            execution: self.execution(lines),
+            function_body: false,
+            contains_label: false,
+            in_loop: ctx.in_loop,
+            in_switch: ctx.in_switch,
+            scope: ctx.scope,
+            visible,
+        });
+        let child_ctx = Context { parent: Some(id), depth: ctx.depth + 1, ..ctx };
+        let loop_ctx = Context { in_loop: true, ..child_ctx };
+        let mut children = Vec::new();
+        match &node.node {
+            AstStatement::Labeled(labeled) => {
+                if matches!(labeled.node.label.node, Label::Identifier(_)) {
+                    self.statements[id as usize].contains_label = true;
+                }
+                children.push(self.statement(&labeled.node.statement, child_ctx, visible));
+            }
+            AstStatement::Compound(items) => {
+                let scope = self.new_scope_at(ctx.scope, visible);
+                let inner = Context { scope, ..child_ctx };
+                for item in items {
+                    match &item.node {
+                        BlockItem::Declaration(decl) => self.declaration(&decl.node, scope, false),
+                        BlockItem::StaticAssert(_) => {}
+                        BlockItem::Statement(s) => {
+                            let visible = self.scopes[scope].vars.len();
+                            children.push(self.statement(s, inner, visible));
+                        }
+                    }
+                }
+            }
+            AstStatement::If(s) => {
+                children.push(self.statement(&s.node.then_statement, child_ctx, visible));
+                if let Some(e) = &s.node.else_statement {
+                    children.push(self.statement(e, child_ctx, visible));
+                }
+            }
+            AstStatement::Switch(s) => {
+                let switch_ctx = Context { in_switch: true, ..child_ctx };
+                children.push(self.statement(&s.node.statement, switch_ctx, visible));
+            }
+            AstStatement::While(s) => children.push(self.statement(&s.node.statement, loop_ctx, visible)),
+            AstStatement::DoWhile(s) => children.push(self.statement(&s.node.statement, loop_ctx, visible)),
+            AstStatement::For(s) => {
+                let (body_ctx, body_visible) = match &s.node.initializer.node {
+                    ForInitializer::Declaration(decl) => {
+                        let scope = self.new_scope_at(ctx.scope, visible);
+                        self.declaration(&decl.node, scope, false);
+                        (Context { scope, ..loop_ctx }, self.scopes[scope].vars.len())
+                    }
+                    _ => (loop_ctx, visible),
+                };
+                children.push(self.statement(&s.node.statement, body_ctx, body_visible));
+            }
+            AstStatement::Expression(_)
+            | AstStatement::Goto(_)
+            | AstStatement::Continue
+            | AstStatement::Break
+            | AstStatement::Return(_)
+            | AstStatement::Asm(_) => {}
+        }
+        let contains_label = children.iter().any(|&c| self.statements[c as usize].contains_label);
+        let stmt = &mut self.statements[id as usize];
+        stmt.contains_label |= contains_label;
+        stmt.children = children;
+        id
+    }
+
+    fn new_scope_at(&mut self, parent: ScopeId, visible: usize) -> ScopeId {
+        self.scopes.push(Scope { parent: Some((parent, visible)), vars: Vec::new() });
+        self.scopes.len() - 1
+    }
+}
+
+enum SpecOrQual<'s> {
+    Type(&'s TypeSpecifier),
+    Qualifier(TypeQualifier),
+    Typedef,
+}
+
+fn decl_spec(spec: &Node<DeclarationSpecifier>) -> Option<SpecOrQual<'_>> {
+    match &spec.node {
+        DeclarationSpecifier::TypeSpecifier(t) => Some(SpecOrQual::Type(&t.node)),
+        DeclarationSpecifier::TypeQualifier(q) => Some(SpecOrQual::Qualifier(q.node.clone())),
+        DeclarationSpecifier::StorageClass(s) if s.node == StorageClassSpecifier::Typedef => Some(SpecOrQual::Typedef),
+        _ => None,
+    }
+}
+
+fn integer_constant(expr: &Expression) -> Option<u64> {
+    let Expression::Constant(c) = expr else { return None };
+    let Constant::Integer(i) = &c.node else { return None };
+    let radix = match i.base {
+        lang_c::ast::IntegerBase::Decimal => 10,
+        lang_c::ast::IntegerBase::Octal => 8,
+        lang_c::ast::IntegerBase::Hexadecimal => 16,
+        lang_c::ast::IntegerBase::Binary => 2,
+    };
+    u64::from_str_radix(&i.number, radix).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str, counts: &[(u32, u64)]) -> Program {
+        Program::parse_parts(text, "", 0, &counts.iter().copied().collect()).unwrap()
+    }
+
+    #[test]
+    fn declarator_types_follow_c_precedence() {
+        let p = parse("int *a[3]; int (*b)[4]; unsigned long c; typedef short s16; const s16 d;", &[]);
+        let vars = &p.scopes[0].vars;
+        let ty = |n: &str| vars.iter().find(|v| v.name == n).unwrap().clone();
+        let int = CType::Int(IntKind::Int);
+        assert_eq!(ty("a").ty, CType::Array(Box::new(CType::Pointer(Box::new(int.clone()))), Some(3)));
+        assert_eq!(ty("b").ty, CType::Pointer(Box::new(CType::Array(Box::new(int), Some(4)))));
+        assert_eq!(ty("c").ty, CType::Int(IntKind::ULong));
+        assert_eq!(ty("d").ty, CType::Int(IntKind::Short));
+        assert!(ty("d").is_const);
+    }
+
+    #[test]
+    fn statements_have_spans_nesting_scopes_and_execution() {
+        let text = "int g;\nint f(int p) {\n  int x = 1;\n  if (p)\n  {\n    x = 2;\n  }\n  lbl: x++;\n  return x;\n}\n";
+        // Lines 3, 4, 8, 9 ran; line 6 was instrumented and never ran.
+        let p = parse(text, &[(3, 1), (4, 1), (6, 0), (8, 1), (9, 1)]);
+        let body = p.roots[0];
+        assert!(p.statement(body).function_body);
+        let if_stmt = p.statement(body).children[0];
+        assert_eq!(p.source_of(if_stmt), "if (p)\n  {\n    x = 2;\n  }");
+        let block = p.statement(if_stmt).children[0];
+        assert_eq!(p.statement(block).execution, Execution::NotExecuted);
+        assert!(p.statement(block).is_deletable());
+        assert_eq!(p.statement(if_stmt).execution, Execution::Executed);
+        let assign = p.statement(block).children[0];
+        assert_eq!(p.source_of(assign), "x = 2;");
+        assert_eq!(p.statement(assign).depth, 3);
+        let names: Vec<_> = p.vars_in_scope(assign).iter().map(|v| v.name.clone()).collect();
+        assert_eq!(names, ["x", "p", "g"]);
+        let labeled = p.statement(body).children[1];
+        assert!(p.statement(labeled).contains_label && p.statement(body).contains_label);
+    }
+
+    #[test]
+    fn variables_declared_later_are_not_in_scope() {
+        let p = parse("void f(void) { int a; a = 1; { int b; b = a; } int c; c = 2; }", &[]);
+        let body = p.statement(p.roots[0]);
+        let names = |id| p.vars_in_scope(id).iter().map(|v| v.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(body.children[0]), ["a"]);
+        let inner = p.statement(body.children[1]).children[0];
+        assert_eq!(names(inner), ["b", "a"]);
+        assert_eq!(names(body.children[2]), ["c", "a"]);
+    }
+}

@@ -1,0 +1,61 @@
+//! A per-process cache of parsed seeds, so each core parses a seed once and materializes its
+//! variants in microseconds.
+
+use crate::edit::apply_edits;
+use crate::input::Variant;
+use crate::model::Program;
+use crate::seed::{Seed, SeedId, SeedStore};
+use anyhow::{Context, Result};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+/// A stored seed together with its parsed model.
+#[derive(Debug)]
+pub struct LoadedSeed {
+    pub seed: Seed,
+    pub program: Program,
+}
+
+/// Loads and parses seeds from the store on demand, keeping the most recently loaded ones.
+#[derive(Debug)]
+pub struct Programs {
+    store: SeedStore,
+    capacity: usize,
+    cache: Mutex<(HashMap<SeedId, Arc<LoadedSeed>>, VecDeque<SeedId>)>,
+}
+
+impl Programs {
+    pub fn new(store: SeedStore, capacity: usize) -> Self {
+        Programs { store, capacity: capacity.max(1), cache: Mutex::new((HashMap::new(), VecDeque::new())) }
+    }
+
+    pub fn store(&self) -> &SeedStore {
+        &self.store
+    }
+
+    pub fn get(&self, id: &SeedId) -> Result<Arc<LoadedSeed>> {
+        if let Some(loaded) = self.cache.lock().expect("cache lock").0.get(id) {
+            return Ok(loaded.clone());
+        }
+        let seed = self.store.load(id)?;
+        let headers = self.store.headers(&seed.profile.headers)?;
+        let program = Program::parse(&seed, &headers).with_context(|| format!("stored seed {id} does not parse"))?;
+        let loaded = Arc::new(LoadedSeed { seed, program });
+        let mut guard = self.cache.lock().expect("cache lock");
+        let (map, order) = &mut *guard;
+        if map.len() >= self.capacity {
+            if let Some(oldest) = order.pop_front() {
+                map.remove(&oldest);
+            }
+        }
+        map.insert(id.clone(), loaded.clone());
+        order.push_back(id.clone());
+        Ok(loaded)
+    }
+
+    /// The C text of a variant.
+    pub fn materialize(&self, variant: &Variant) -> Result<String> {
+        let loaded = self.get(&variant.seed)?;
+        Ok(apply_edits(&loaded.program, &variant.edits))
+    }
+}

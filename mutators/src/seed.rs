@@ -1,0 +1,156 @@
+//! The content-addressed seed store: each accepted seed's text, profile and reference output,
+//! written once and read by every core.
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The id of a seed: the first 16 bytes of the SHA-256 of its text, in hex.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SeedId(pub String);
+
+impl SeedId {
+    pub fn of_text(text: &str) -> Self {
+        SeedId(content_hash(text.as_bytes()))
+    }
+}
+
+impl fmt::Display for SeedId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Hex of the first 16 bytes of SHA-256.
+pub fn content_hash(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What profiling learned about a seed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeedProfile {
+    /// Where the seed came from (a path, or the csmith command line).
+    pub origin: String,
+    /// Content hash of the preprocessed system headers that the seed's `#include` block expands to.
+    pub headers: String,
+    /// Length in bytes of the `#include` block at the top of the seed text.
+    pub include_block_len: usize,
+    /// Execution count of every line gcov instrumented (1-based line numbers of the seed text).
+    pub line_counts: BTreeMap<u32, u64>,
+    /// Exit status of the reference run.
+    pub expected_exit: i32,
+}
+
+/// A seed as stored: text, profile and the reference configuration's output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Seed {
+    pub id: SeedId,
+    pub text: String,
+    pub profile: SeedProfile,
+    pub expected_output: Vec<u8>,
+}
+
+impl Seed {
+    pub fn new(text: String, profile: SeedProfile, expected_output: Vec<u8>) -> Self {
+        Seed { id: SeedId::of_text(&text), text, profile, expected_output }
+    }
+}
+
+/// A directory of seeds (`<id>/seed.c`, `profile.json`, `expected.out`) and of expanded
+/// system-header blocks (`headers/<hash>.i`). Writes are atomic renames, so several processes
+/// may share one store.
+#[derive(Clone, Debug)]
+pub struct SeedStore {
+    root: PathBuf,
+}
+
+impl SeedStore {
+    pub fn open(root: impl Into<PathBuf>) -> Result<Self> {
+        let root = root.into();
+        fs::create_dir_all(root.join("headers"))
+            .with_context(|| format!("cannot create seed store {}", root.display()))?;
+        Ok(SeedStore { root })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn seed_dir(&self, id: &SeedId) -> PathBuf {
+        self.root.join(&id.0)
+    }
+
+    pub fn contains(&self, id: &SeedId) -> bool {
+        self.seed_dir(id).join("profile.json").is_file()
+    }
+
+    /// Stores a seed; storing one that is already there is a no-op.
+    pub fn put(&self, seed: &Seed) -> Result<()> {
+        if self.contains(&seed.id) {
+            return Ok(());
+        }
+        let staging = self.root.join(format!(".staging-{}-{}", seed.id, std::process::id()));
+        fs::create_dir_all(&staging)?;
+        fs::write(staging.join("seed.c"), &seed.text)?;
+        fs::write(staging.join("expected.out"), &seed.expected_output)?;
+        fs::write(staging.join("profile.json"), serde_json::to_vec_pretty(&seed.profile)?)?;
+        match fs::rename(&staging, self.seed_dir(&seed.id)) {
+            Ok(()) => Ok(()),
+            // Another process stored the same seed first.
+            Err(_) if self.contains(&seed.id) => {
+                fs::remove_dir_all(&staging)?;
+                Ok(())
+            }
+            Err(e) => Err(e).with_context(|| format!("cannot store seed {}", seed.id)),
+        }
+    }
+
+    pub fn load(&self, id: &SeedId) -> Result<Seed> {
+        let dir = self.seed_dir(id);
+        let text = fs::read_to_string(dir.join("seed.c"))
+            .with_context(|| format!("seed {id} is not in the store {}", self.root.display()))?;
+        let profile: SeedProfile = serde_json::from_slice(&fs::read(dir.join("profile.json"))?)
+            .with_context(|| format!("bad profile for seed {id}"))?;
+        let expected_output = fs::read(dir.join("expected.out"))?;
+        if SeedId::of_text(&text) != *id {
+            bail!("seed {id} in {} does not match its content hash", dir.display());
+        }
+        Ok(Seed { id: id.clone(), text, profile, expected_output })
+    }
+
+    /// Ids of every stored seed, sorted.
+    pub fn ids(&self) -> Result<Vec<SeedId>> {
+        let mut ids = Vec::new();
+        for entry in fs::read_dir(&self.root)? {
+            let name = entry?.file_name().to_string_lossy().into_owned();
+            let id = SeedId(name);
+            if !id.0.starts_with('.') && id.0 != "headers" && self.contains(&id) {
+                ids.push(id);
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Stores an expanded header block and returns its hash.
+    pub fn put_headers(&self, text: &str) -> Result<String> {
+        let hash = content_hash(text.as_bytes());
+        let path = self.root.join("headers").join(format!("{hash}.i"));
+        if !path.is_file() {
+            let staging = path.with_extension(format!("tmp{}", std::process::id()));
+            fs::write(&staging, text)?;
+            fs::rename(&staging, &path)?;
+        }
+        Ok(hash)
+    }
+
+    pub fn headers(&self, hash: &str) -> Result<String> {
+        let path = self.root.join("headers").join(format!("{hash}.i"));
+        fs::read_to_string(&path).with_context(|| format!("missing header block {}", path.display()))
+    }
+}

@@ -1,0 +1,1 @@
+//! End-to-end tests of ccfuzz live in `tests/tests/`.
