@@ -1,1 +1,11 @@
-//! wip
+//! ccfuzz: the campaign around the mutators and observers — compiler configurations, seed
+//! profiling, the compile/run executor, objectives and findings, and the multi-core wiring.
+
+pub mod campaign;
+pub mod compile;
+pub mod config;
+pub mod executor;
+pub mod manager;
+pub mod objective;
+pub mod runner;
+pub mod seeds;

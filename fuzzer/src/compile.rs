@@ -1,0 +1,119 @@
+//! Compiling a program with one configuration and running the binary, classified into the
+//! outcomes the judges understand.
+
+use crate::config::CompilerConfig;
+use crate::runner::{run, Exit, Limits};
+use anyhow::Result;
+use ccfuzz_observers::{ConfigOutcome, RunResult};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// Recognizes a compiler crash in its stderr and extracts a short message that identifies it.
+pub fn crash_message(stderr: &str) -> Option<String> {
+    if let Some(line) = stderr.lines().find(|l| l.contains("internal compiler error")) {
+        let at = line.find("internal compiler error").unwrap_or(0);
+        return Some(line[at..].trim().to_string());
+    }
+    let clang_crash = ["PLEASE submit a bug report", "frontend command failed", "Stack dump:"];
+    if clang_crash.iter().any(|m| stderr.contains(m)) {
+        let mut parts: Vec<String> = stderr
+            .lines()
+            .skip_while(|l| !l.starts_with("Stack dump:"))
+            .filter(|l| l.chars().next().is_some_and(|c| c.is_ascii_digit()) && !l.contains("Program arguments"))
+            .take(3)
+            .map(|l| l.split_once('\t').map_or(l, |(_, rest)| rest).trim().to_string())
+            .collect();
+        if let Some(failed) = stderr.lines().find(|l| l.contains("frontend command failed")) {
+            parts.push(failed.trim().to_string());
+        }
+        if parts.is_empty() {
+            parts.push("compiler crashed (PLEASE submit a bug report)".into());
+        }
+        return Some(parts.join(" | "));
+    }
+    None
+}
+
+/// Compiles `source` into `binary` in the same directory. `None` means it compiled; otherwise
+/// the outcome says how the compiler failed.
+pub fn compile(
+    config: &CompilerConfig,
+    source: &Path,
+    binary: &Path,
+    extra: &[&str],
+    timeout: Duration,
+) -> Result<(Option<ConfigOutcome>, Duration)> {
+    let mut command = config.command(source, binary, extra);
+    if let Some(dir) = source.parent() {
+        command.current_dir(dir);
+    }
+    let out = run(command, &Limits::compiler(timeout))?;
+    let stderr = out.stderr_text();
+    let failure = match out.exit {
+        Exit::Timeout => Some(ConfigOutcome::Hung),
+        Exit::Signal(signal) => Some(ConfigOutcome::Crashed {
+            message: crash_message(&stderr).unwrap_or_else(|| format!("compiler killed by signal {signal}")),
+        }),
+        Exit::Code(code) => match crash_message(&stderr) {
+            Some(message) => Some(ConfigOutcome::Crashed { message }),
+            None if code == 0 && binary.is_file() => None,
+            None => Some(ConfigOutcome::Rejected { message: first_error(&stderr, code) }),
+        },
+    };
+    Ok((failure, out.elapsed))
+}
+
+fn first_error(stderr: &str, code: i32) -> String {
+    stderr
+        .lines()
+        .find(|l| l.contains("error"))
+        .map(|l| l.trim().to_string())
+        .unwrap_or_else(|| format!("compiler exited with status {code}"))
+}
+
+/// Runs a binary in its own directory under the program limits.
+pub fn run_binary(binary: &Path, timeout: Duration) -> Result<RunResult> {
+    let mut command = Command::new(binary);
+    if let Some(dir) = binary.parent() {
+        command.current_dir(dir);
+    }
+    let out = run(command, &Limits::program(timeout))?;
+    Ok(match out.exit {
+        Exit::Code(code) => RunResult::exited(code, out.stdout),
+        Exit::Signal(signal) => RunResult::Signaled(signal),
+        Exit::Timeout => RunResult::TimedOut,
+    })
+}
+
+/// Compiles and, when that succeeds, runs: the whole outcome of one configuration.
+pub fn compile_and_run(
+    config: &CompilerConfig,
+    source: &Path,
+    binary: &Path,
+    compile_timeout: Duration,
+    run_timeout: Duration,
+) -> Result<(ConfigOutcome, Duration)> {
+    let (failure, compile_time) = compile(config, source, binary, &[], compile_timeout)?;
+    let outcome = match failure {
+        None => ConfigOutcome::Ran { run: run_binary(binary, run_timeout)? },
+        Some(failure) => failure,
+    };
+    Ok((outcome, compile_time))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognizes_gcc_and_clang_crashes() {
+        let gcc = "x.c: In function 'f':\nx.c:3:1: internal compiler error: in expand_expr, at expr.c:1\n0x1 foo\n";
+        assert_eq!(crash_message(gcc).unwrap(), "internal compiler error: in expand_expr, at expr.c:1");
+        let clang = "PLEASE submit a bug report to x\nStack dump:\n0.\tProgram arguments: clang -cc1\n1.\tcr.c:2:2: current parser token 'pragma'\n2.\tcr.c:1:15: parsing function body 'main'\n #0 0x0 llvm::sys::PrintStackTrace\nclang: error: clang frontend command failed with exit code 134 (use -v to see invocation)\n";
+        let message = crash_message(clang).unwrap();
+        assert!(message.starts_with("cr.c:2:2: current parser token 'pragma' | cr.c:1:15: parsing function body 'main'"));
+        assert!(message.contains("frontend command failed"));
+        assert_eq!(crash_message("x.c:1:1: error: expected ';'\n"), None);
+    }
+}

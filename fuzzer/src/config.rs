@@ -1,0 +1,177 @@
+//! The campaign configuration: which compiler configurations are tested, which one gives the
+//! reference output, which ones vet seeds for undefined behaviour, and the time limits.
+//! It is a TOML file the user edits; `ccfuzz config` prints the default for this machine.
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// A compiler and its flags, written as one command line such as `gcc-12 -O2 -fno-tree-vrp`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CompilerConfig(pub String);
+
+impl CompilerConfig {
+    pub fn new(line: impl Into<String>) -> Self {
+        CompilerConfig(line.into())
+    }
+
+    pub fn name(&self) -> &str {
+        &self.0
+    }
+
+    pub fn argv(&self) -> Vec<String> {
+        self.0.split_whitespace().map(str::to_string).collect()
+    }
+
+    /// The command that compiles `source` into `binary`, with `extra` flags after the configured ones.
+    pub fn command(&self, source: &Path, binary: &Path, extra: &[&str]) -> Command {
+        let argv = self.argv();
+        let mut command = Command::new(&argv[0]);
+        command.args(&argv[1..]).args(extra).arg("-w").arg(source).arg("-o").arg(binary).arg("-lm");
+        command
+    }
+
+    /// The command as a shell line, for reproduction scripts.
+    pub fn shell_line(&self, source: &str, binary: &str) -> String {
+        let mut words: Vec<String> = self.argv().iter().map(|w| shell_quote(w)).collect();
+        words.extend(["-w".into(), shell_quote(source), "-o".into(), shell_quote(binary), "-lm".into()]);
+        words.join(" ")
+    }
+
+    pub fn is_installed(&self) -> bool {
+        self.argv().first().is_some_and(|program| which(program))
+    }
+}
+
+pub fn shell_quote(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=+:,".contains(c)) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+fn which(program: &str) -> bool {
+    if program.contains('/') {
+        return Path::new(program).is_file();
+    }
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+        .unwrap_or(false)
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Its output on a seed is the expected output of every variant. It must accept
+    /// `--coverage` (a gcc), because profiling uses it.
+    pub reference: CompilerConfig,
+    /// A seed is rejected when any of these prints something other than the reference.
+    pub ub_check: Vec<CompilerConfig>,
+    /// The configurations under test.
+    pub configurations: Vec<CompilerConfig>,
+    /// Seconds a compilation may take before it counts as a hang.
+    pub compile_timeout: f64,
+    /// Seconds a seed may run during profiling.
+    pub seed_timeout: f64,
+    /// Seconds a variant's binary may run (more than `seed_timeout`: the machine is loaded).
+    pub run_timeout: f64,
+    /// Directory of csmith's runtime headers.
+    pub csmith_include: String,
+    /// Extra arguments for csmith when it generates seeds.
+    pub csmith_args: Vec<String>,
+}
+
+const OPT_LEVELS: [&str; 5] = ["-O0", "-O1", "-Os", "-O2", "-O3"];
+
+impl Config {
+    /// Every installed gcc and clang at -O0, -O1, -Os, -O2 and -O3.
+    pub fn detect() -> Self {
+        let mut configurations = Vec::new();
+        let families = [("gcc", 9..=14), ("clang", 11..=19)];
+        for (family, versions) in families {
+            for version in versions {
+                let program = format!("{family}-{version}");
+                if which(&program) {
+                    configurations.extend(OPT_LEVELS.iter().map(|o| CompilerConfig::new(format!("{program} {o}"))));
+                }
+            }
+        }
+        Config {
+            reference: CompilerConfig::new("gcc -O0"),
+            ub_check: vec![CompilerConfig::new("clang -O0")],
+            configurations,
+            compile_timeout: 60.0,
+            seed_timeout: 5.0,
+            run_timeout: 10.0,
+            csmith_include: "/usr/include/csmith".into(),
+            csmith_args: vec!["--no-packed-struct".into()],
+        }
+    }
+
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let config: Config = toml::from_str(&text).with_context(|| format!("bad configuration {}", path.display()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if self.configurations.is_empty() {
+            bail!("the configuration lists no compiler configurations to test");
+        }
+        for config in std::iter::once(&self.reference).chain(&self.ub_check).chain(&self.configurations) {
+            if !config.is_installed() {
+                bail!("compiler of configuration `{}` is not installed", config.name());
+            }
+        }
+        if self.compile_timeout <= 0.0 || self.seed_timeout <= 0.0 || self.run_timeout <= 0.0 {
+            bail!("timeouts must be positive");
+        }
+        Ok(())
+    }
+
+    pub fn compile_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.compile_timeout)
+    }
+
+    pub fn seed_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.seed_timeout)
+    }
+
+    pub fn run_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.run_timeout)
+    }
+
+    /// The configuration as a commented TOML file.
+    pub fn to_toml(&self) -> String {
+        let body = toml::to_string_pretty(self).expect("configuration serializes");
+        format!(
+            "# ccfuzz campaign configuration. Each configuration is a compiler command line; the\n\
+             # variant, `-w`, `-o BINARY` and `-lm` are appended. Examples of what else can go in\n\
+             # `configurations`: \"tcc\", \"pcc -O\", \"clang-14 -O2 -mllvm -enable-newgvn\",\n\
+             # \"gcc-12 -O0 -funsigned-char\".\n{body}"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_round_trips_through_toml() {
+        let config = Config::detect();
+        let parsed: Config = toml::from_str(&config.to_toml()).unwrap();
+        assert_eq!(parsed, config);
+    }
+
+    #[test]
+    fn shell_lines_quote_what_needs_it() {
+        let c = CompilerConfig::new("clang-14 -O2 -mllvm -enable-newgvn");
+        assert_eq!(c.shell_line("my file.c", "prog"), "clang-14 -O2 -mllvm -enable-newgvn -w 'my file.c' -o prog -lm");
+    }
+}
