@@ -117,6 +117,34 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
     }
 }
 
+/// What a client did, written to `clients/client-N.json` when it stops.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ClientReport {
+    pub executions: u64,
+    /// CPU seconds of the client process itself (mutation, materialization, judging, LLMP).
+    pub own_cpu: f64,
+    /// CPU seconds of its children: compilers, test binaries, csmith.
+    pub children_cpu: f64,
+}
+
+fn write_client_report(out: &Path, id: usize, executions: u64) -> std::io::Result<()> {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let cpu = |who| {
+        getrusage(who).map(|u| {
+            let (user, system) = (u.user_time(), u.system_time());
+            user.tv_sec() as f64 + user.tv_usec() as f64 / 1e6 + system.tv_sec() as f64 + system.tv_usec() as f64 / 1e6
+        })
+    };
+    let report = ClientReport {
+        executions,
+        own_cpu: cpu(UsageWho::RUSAGE_SELF)?,
+        children_cpu: cpu(UsageWho::RUSAGE_CHILDREN)?,
+    };
+    let dir = out.join("clients");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join(format!("client-{id}.json")), serde_json::to_vec_pretty(&report)?)
+}
+
 fn now_secs() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
@@ -389,6 +417,9 @@ where
         let out_of_iterations = options.iterations.is_some_and(|n| *state.executions() >= n);
         if out_of_time || out_of_iterations {
             mgr.report_progress(&mut state)?;
+            if let Err(e) = write_client_report(&options.out, desc.id(), *state.executions()) {
+                log::warn!("cannot write the report of client {}: {e}", desc.id());
+            }
             mgr.send_exiting()?;
             return Ok(());
         }

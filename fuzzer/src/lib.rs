@@ -1,6 +1,7 @@
 //! ccfuzz: the campaign around the mutators and observers — compiler configurations, seed
 //! profiling, the compile/run executor, objectives and findings, and the multi-core wiring.
 
+pub mod bench;
 pub mod campaign;
 pub mod compile;
 pub mod config;

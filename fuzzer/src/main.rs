@@ -1,1 +1,226 @@
-fn main(){}
+//! The `ccfuzz` command line.
+
+use anyhow::{bail, Context, Result};
+use ccfuzz::bench::{run_bench, BenchOptions};
+use ccfuzz::campaign::{profile_directory, run_campaign, CampaignOptions, SeedSource};
+use ccfuzz::config::Config;
+use ccfuzz::seeds::SeedMaker;
+use ccfuzz_mutators::input::Variant;
+use ccfuzz_mutators::orion::OrionMutator;
+use ccfuzz_mutators::programs::Programs;
+use ccfuzz_mutators::seed::SeedStore;
+use clap::{Parser, Subcommand, ValueEnum};
+use libafl::mutators::{MutationResult, Mutator};
+use libafl::state::HasRand;
+use libafl_bolts::rands::StdRand;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(name = "ccfuzz", version, about = "Coverage-guided MCMC fuzzer for C compilers (EMI, Orange, Csmith)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a campaign: mutate seeds, compile every variant with every configuration, save findings.
+    Fuzz {
+        /// Output directory; a campaign started again on it resumes.
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// Campaign configuration (TOML, see `ccfuzz config`); default: this machine's compilers.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Take seeds from this directory of C files instead of generating them with csmith.
+        #[arg(long)]
+        seeds: Option<PathBuf>,
+        /// With csmith seeds: a new seed after this many variants (per core).
+        #[arg(long, default_value_t = 8)]
+        variants_per_seed: u64,
+        /// Cores to run on: `all`, `0`, `0-3`, `0,2`.
+        #[arg(long, default_value = "all")]
+        cores: String,
+        /// TCP port of this machine's LLMP broker.
+        #[arg(long, default_value_t = 1337)]
+        broker_port: u16,
+        /// Connect this machine's broker to another machine's broker (HOST:PORT).
+        #[arg(long)]
+        remote_broker: Option<SocketAddr>,
+        /// Stop after this many seconds.
+        #[arg(long)]
+        seconds: Option<u64>,
+        /// Stop each core after this many executions.
+        #[arg(long)]
+        iterations: Option<u64>,
+    },
+    /// Write variants of one seed as C files, without compiling them.
+    Mutate {
+        #[arg(long)]
+        seed: PathBuf,
+        #[arg(long, value_enum, default_value = "orion")]
+        mutator: MutatorName,
+        #[arg(short = 'n', long, default_value_t = 10)]
+        count: usize,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Random seed of the mutator.
+        #[arg(long, default_value_t = 0)]
+        random_seed: u64,
+    },
+    /// Profile seeds into a seed store, reporting each rejection with its reason.
+    Seeds {
+        /// The seed store (a campaign's is OUT/seeds).
+        #[arg(long)]
+        store: PathBuf,
+        /// Profile every .c file of this directory.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Generate and profile this many csmith programs.
+        #[arg(long)]
+        csmith: Option<u64>,
+        /// First csmith random seed (the others follow).
+        #[arg(long, default_value_t = 1)]
+        first_seed: u64,
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// Print the default configuration for this machine (edit it and pass it with --config).
+    Config,
+    /// Measure the fuzzer: variant making time, CPU share, executions per second on 1 and 2 cores.
+    Bench {
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Length of each measured campaign.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+        /// Seeds used for the variant-making measurement.
+        #[arg(long, default_value_t = 5)]
+        seeds: u64,
+        #[arg(long, default_value = "bench-out")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum MutatorName {
+    Orion,
+}
+
+fn load_config(path: Option<&Path>) -> Result<Config> {
+    match path {
+        Some(path) => Config::load(path),
+        None => {
+            let config = Config::detect();
+            config.validate().context("the default configuration does not work here (pass --config)")?;
+            Ok(config)
+        }
+    }
+}
+
+/// The state a mutator needs outside a campaign: a random number generator.
+struct MutateState {
+    rand: StdRand,
+}
+
+impl HasRand for MutateState {
+    type Rand = StdRand;
+
+    fn rand(&self) -> &StdRand {
+        &self.rand
+    }
+
+    fn rand_mut(&mut self) -> &mut StdRand {
+        &mut self.rand
+    }
+}
+
+fn mutate(seed: &Path, count: usize, out: &Path, config: Config, random_seed: u64) -> Result<()> {
+    let source = std::fs::read_to_string(seed).with_context(|| format!("cannot read {}", seed.display()))?;
+    std::fs::create_dir_all(out)?;
+    let store = SeedStore::open(out.join("seeds"))?;
+    let mut maker = SeedMaker::new(config, store.clone(), out.join("tmp"))?;
+    let made = maker.make(&source, &seed.display().to_string());
+    let _ = std::fs::remove_dir_all(out.join("tmp"));
+    let id = match made? {
+        Ok(id) => id,
+        Err(reason) => bail!("seed {} rejected: {reason}", seed.display()),
+    };
+    let programs = Arc::new(Programs::new(store, 1));
+    let loaded = programs.get(&id)?;
+    std::fs::write(out.join("seed.c"), &loaded.seed.text)?;
+    let mut mutator = OrionMutator::new(programs.clone());
+    let mut state = MutateState { rand: StdRand::with_seed(random_seed) };
+    let mut written = 0;
+    let mut attempts = 0;
+    while written < count {
+        attempts += 1;
+        if attempts > count * 100 {
+            bail!("the seed has no statement that never ran: Orion cannot change it");
+        }
+        let mut variant = Variant::of_seed(id.clone());
+        if mutator.mutate(&mut state, &mut variant)? == MutationResult::Skipped {
+            continue;
+        }
+        written += 1;
+        std::fs::write(out.join(format!("variant-{written:04}.c")), programs.materialize(&variant)?)?;
+    }
+    println!("wrote {written} variants of seed {id} to {}", out.display());
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    match Cli::parse().command {
+        Command::Fuzz { out, config, seeds, variants_per_seed, cores, broker_port, remote_broker, seconds, iterations } => {
+            let config = load_config(config.as_deref())?;
+            let seeds = match seeds {
+                Some(dir) => SeedSource::Directory(dir),
+                None => SeedSource::Csmith { variants_per_seed },
+            };
+            run_campaign(CampaignOptions { out, config, seeds, cores, broker_port, remote_broker, seconds, iterations })
+        }
+        Command::Mutate { seed, mutator: MutatorName::Orion, count, out, config, random_seed } => {
+            mutate(&seed, count, &out, load_config(config.as_deref())?, random_seed)
+        }
+        Command::Seeds { store, dir, csmith, first_seed, config } => {
+            let config = load_config(config.as_deref())?;
+            let seed_store = SeedStore::open(&store)?;
+            let workdir = store.join(".tmp");
+            if let Some(dir) = dir {
+                profile_directory(&config, &seed_store, &dir, &workdir)?;
+            }
+            if let Some(count) = csmith {
+                let mut maker = SeedMaker::new(config, seed_store, workdir.clone())?;
+                let (mut accepted, mut rejected) = (0, 0);
+                for random_seed in first_seed..first_seed + count {
+                    let (source, origin) = maker.csmith(random_seed)?;
+                    match maker.make(&source, &origin)? {
+                        Ok(id) => {
+                            println!("seed `{origin}`: accepted as {id}");
+                            accepted += 1;
+                        }
+                        Err(reason) => {
+                            println!("seed `{origin}`: rejected: {reason}");
+                            rejected += 1;
+                        }
+                    }
+                }
+                println!("csmith seeds: {accepted} accepted, {rejected} rejected");
+            }
+            let _ = std::fs::remove_dir_all(&workdir);
+            Ok(())
+        }
+        Command::Config => {
+            print!("{}", Config::detect().to_toml());
+            Ok(())
+        }
+        Command::Bench { config, seconds, seeds, out } => {
+            run_bench(BenchOptions { config: load_config(config.as_deref())?, config_path: config, seconds, seeds, out })
+        }
+    }
+}

@@ -80,7 +80,12 @@ pub fn normalize(preprocessed: &str, system_dirs: &[PathBuf]) -> Normalized {
                     top.0 = file;
                 }
             } else if let Some(top) = stack.last_mut() {
-                *top = (file, system);
+                // A marker without flags moves within a file. gcc also emits one, flagged as
+                // system, around a system macro's expansion inside the program's own code:
+                // whether code is the program's own is decided when its file is entered.
+                if top.0 != file {
+                    *top = (file, system);
+                }
             } else {
                 stack.push((file, system));
             }
@@ -336,11 +341,11 @@ mod tests {
 
     #[test]
     fn normalize_keeps_own_code_and_hoists_system_includes() {
-        let pre = "# 0 \"t.c\"\n# 0 \"<built-in>\"\n# 0 \"<command-line>\"\n# 1 \"/usr/include/stdc-predef.h\" 1 3 4\n# 0 \"<command-line>\" 2\n# 1 \"t.c\"\n# 1 \"/usr/include/stdio.h\" 1 3 4\nextern int printf(const char *, ...);\n# 2 \"t.c\" 2\n# 1 \"/usr/include/csmith/csmith.h\" 1\n# 1 \"/usr/include/x86_64-linux-gnu/bits/types.h\" 1 3 4\ntypedef int x;\n# 2 \"/usr/include/csmith/csmith.h\" 2\nstatic int helper;\n# 3 \"t.c\" 2\n\n\n\nint main(void) { return 0; }\n";
+        let pre = "# 0 \"t.c\"\n# 0 \"<built-in>\"\n# 0 \"<command-line>\"\n# 1 \"/usr/include/stdc-predef.h\" 1 3 4\n# 0 \"<command-line>\" 2\n# 1 \"t.c\"\n# 1 \"/usr/include/stdio.h\" 1 3 4\nextern int printf(const char *, ...);\n# 2 \"t.c\" 2\n# 1 \"/usr/include/csmith/csmith.h\" 1\nint m = \n# 7 \"/usr/include/csmith/csmith.h\" 3 4\n(-128)\n# 7 \"/usr/include/csmith/csmith.h\"\n;\n# 1 \"/usr/include/x86_64-linux-gnu/bits/types.h\" 1 3 4\ntypedef int x;\n# 2 \"/usr/include/csmith/csmith.h\" 2\nstatic int helper;\n# 3 \"t.c\" 2\n\n\n\nint main(void) { return 0; }\n";
         let dirs = [PathBuf::from("/usr/include/x86_64-linux-gnu"), PathBuf::from("/usr/include")];
         let n = normalize(pre, &dirs);
         assert_eq!(n.includes, "#include <stdio.h>\n#include <bits/types.h>\n");
-        assert_eq!(n.body, "static int helper;\n\nint main(void) { return 0; }\n");
+        assert_eq!(n.body, "int m = \n(-128)\n;\nstatic int helper;\n\nint main(void) { return 0; }\n");
     }
 
     #[test]

@@ -1,0 +1,136 @@
+//! `ccfuzz bench`: the fuzzer's own costs, printed as figures. The compilers dominate a
+//! campaign, so what matters is that making a variant stays far below a compilation and that
+//! the fuzzer's share of the CPU is small; executions per second on 1 and 2 cores show scaling.
+
+use crate::campaign::ClientReport;
+use crate::config::Config;
+use crate::seeds::SeedMaker;
+use anyhow::{bail, Context, Result};
+use ccfuzz_mutators::edit::apply_edits;
+use ccfuzz_mutators::orion::orion_prune;
+use ccfuzz_mutators::programs::Programs;
+use ccfuzz_mutators::seed::SeedStore;
+use ccfuzz_mutators::edit::Edit;
+use libafl_bolts::rands::StdRand;
+use nix::sys::resource::{getrusage, UsageWho};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+pub struct BenchOptions {
+    pub config: Config,
+    pub config_path: Option<PathBuf>,
+    pub seconds: u64,
+    pub seeds: u64,
+    pub out: PathBuf,
+}
+
+fn median(values: &mut [Duration]) -> Duration {
+    values.sort();
+    values[values.len() / 2]
+}
+
+fn children_cpu() -> Result<f64> {
+    let usage = getrusage(UsageWho::RUSAGE_CHILDREN)?;
+    let (u, s) = (usage.user_time(), usage.system_time());
+    Ok(u.tv_sec() as f64 + u.tv_usec() as f64 / 1e6 + s.tv_sec() as f64 + s.tv_usec() as f64 / 1e6)
+}
+
+fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// Median wall time of one Orion variant (pruning plus materialization) over csmith seeds.
+fn variant_time(options: &BenchOptions) -> Result<()> {
+    let store = SeedStore::open(options.out.join("seeds"))?;
+    let mut maker = SeedMaker::new(options.config.clone(), store.clone(), options.out.join("tmp"))?;
+    let mut ids = Vec::new();
+    let mut random_seed = 1;
+    while (ids.len() as u64) < options.seeds && random_seed < options.seeds * 20 {
+        let (source, origin) = maker.csmith(random_seed)?;
+        if let Ok(id) = maker.make(&source, &origin)? {
+            ids.push(id);
+        }
+        random_seed += 1;
+    }
+    if ids.is_empty() {
+        bail!("no csmith seed was accepted");
+    }
+    let programs = Programs::new(store, ids.len());
+    let mut rand = StdRand::with_seed(7);
+    let (mut parse_times, mut variant_times) = (Vec::new(), Vec::new());
+    for id in &ids {
+        let start = Instant::now();
+        let loaded = programs.get(id)?;
+        parse_times.push(start.elapsed());
+        for _ in 0..200 {
+            let start = Instant::now();
+            let edits: Vec<Edit> = orion_prune(&loaded.program, &mut rand).into_iter().map(|stmt| Edit::Delete { stmt }).collect();
+            let text = apply_edits(&loaded.program, &edits);
+            variant_times.push(start.elapsed());
+            std::hint::black_box(text);
+        }
+    }
+    println!("seeds measured: {}", ids.len());
+    println!("median time to parse and model a seed (once per seed and core): {:.1} ms", median(&mut parse_times).as_secs_f64() * 1e3);
+    println!("median time to make one Orion variant, excluding compilation: {:.1} µs", median(&mut variant_times).as_secs_f64() * 1e6);
+    Ok(())
+}
+
+/// Runs a campaign of `seconds` on `cores` and prints its executions per second and CPU split.
+fn campaign(options: &BenchOptions, config_file: &Path, cores: &str) -> Result<f64> {
+    let out = options.out.join(format!("campaign-cores-{cores}"));
+    let _ = std::fs::remove_dir_all(&out);
+    let before = children_cpu()?;
+    let status = Command::new(std::env::current_exe()?)
+        .args(["fuzz", "--cores", cores, "--seconds", &options.seconds.to_string()])
+        .arg("--out")
+        .arg(&out)
+        .arg("--config")
+        .arg(config_file)
+        .args(["--broker-port", &free_port()?.to_string()])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .context("cannot start the campaign")?;
+    if !status.success() {
+        bail!("the {cores} campaign failed: {status}");
+    }
+    let total = children_cpu()? - before;
+    let (mut executions, mut own, mut children) = (0, 0.0, 0.0);
+    for entry in std::fs::read_dir(out.join("clients")).context("the campaign wrote no client report")? {
+        let report: ClientReport = serde_json::from_slice(&std::fs::read(entry?.path())?)?;
+        executions += report.executions;
+        own += report.own_cpu;
+        children += report.children_cpu;
+    }
+    // The broker and the restarter processes are the rest of the tree.
+    let other = (total - own - children).max(0.0);
+    let rate = executions as f64 / options.seconds as f64;
+    println!(
+        "cores {cores}: {executions} executions in {} s = {rate:.2} executions/s; CPU: fuzzer clients {own:.2} s, broker and restarters {other:.2} s, compilers/binaries/csmith {children:.2} s; fuzzer's own share {:.2}%",
+        options.seconds,
+        100.0 * (own + other) / (own + other + children).max(1e-9)
+    );
+    Ok(rate)
+}
+
+pub fn run_bench(options: BenchOptions) -> Result<()> {
+    std::fs::create_dir_all(&options.out)?;
+    let config_file = match &options.config_path {
+        Some(path) => path.clone(),
+        None => {
+            let path = options.out.join("configuration.toml");
+            std::fs::write(&path, options.config.to_toml())?;
+            path
+        }
+    };
+    println!("configurations under test: {}", options.config.configurations.len());
+    variant_time(&options)?;
+    let one = campaign(&options, &config_file, "0")?;
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if cpus >= 2 {
+        let two = campaign(&options, &config_file, "0-1")?;
+        println!("scaling from 1 to 2 cores: {:.2}x", two / one.max(1e-9));
+    }
+    Ok(())
+}
