@@ -412,6 +412,8 @@ where
     }
 
     let mut stages = tuple_list!(csmith, orion);
+    // Rounds in a row in which no mutator could change its input (every seed fully live).
+    let mut idle_rounds = 0u32;
     loop {
         let out_of_time = deadline.is_some_and(|d| now_secs() >= d);
         let out_of_iterations = options.iterations.is_some_and(|n| *state.executions() >= n);
@@ -423,7 +425,60 @@ where
             mgr.send_exiting()?;
             return Ok(());
         }
+        let executions = *state.executions();
         fuzzer.fuzz_one(&mut stages, &mut executor, &mut state, &mut mgr)?;
+        if *state.executions() == executions {
+            idle_rounds += 1;
+            if idle_rounds == 1000 {
+                log::warn!("client {}: no seed has code that never ran; waiting for new seeds", desc.id());
+            }
+            if idle_rounds >= 1000 {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        } else {
+            idle_rounds = 0;
+        }
         mgr.maybe_report_progress(&mut state, Duration::from_secs(3))?;
     }
+}
+
+/// Executes saved variants (corpus or solution files) through the campaign's executor and
+/// objective, printing every configuration's outcome; new findings go to `out/findings`.
+pub fn replay(out: &Path, config: &Config, files: &[PathBuf]) -> Result<()> {
+    use libafl::corpus::InMemoryCorpus;
+    use libafl::events::SimpleEventManager;
+    use libafl::fuzzer::ExecuteInputResult;
+    use libafl::monitors::NopMonitor;
+
+    let store = SeedStore::open(out.join("seeds"))?;
+    let programs = Arc::new(Programs::new(store, 16));
+    let execution = ExecutionObserver::new("execution");
+    let handle = execution.handle();
+    let mut feedback = NewSeedFeedback;
+    let mut objective = FindingsObjective::new(handle.clone(), programs.clone(), config.clone(), out.join("findings"));
+    let mut state: StdState<InMemoryCorpus<Variant>, Variant, StdRand, InMemoryCorpus<Variant>> = StdState::new(
+        StdRand::with_seed(current_nanos()),
+        InMemoryCorpus::new(),
+        InMemoryCorpus::new(),
+        &mut feedback,
+        &mut objective,
+    )?;
+    let mut fuzzer = StdFuzzer::new(QueueScheduler::new(), feedback, objective);
+    let workdir = out.join("tmp").join(format!("replay-{}", std::process::id()));
+    let mut executor = CompileRunExecutor::new(tuple_list!(execution), handle.clone(), programs, config.clone(), workdir.clone());
+    let mut mgr = SimpleEventManager::new(NopMonitor::new());
+    for file in files {
+        let variant = Variant::from_file(file).map_err(|e| anyhow::anyhow!("{} is not a saved variant: {e}", file.display()))?;
+        let (result, _) = fuzzer.evaluate_input(&mut state, &mut executor, &mut mgr, &variant)?;
+        println!("{} (seed {}, {} edits):", file.display(), variant.seed, variant.edits.len());
+        let observers = libafl::executors::HasObservers::observers(&executor);
+        for outcome in &observers[&handle].outcomes {
+            println!("  {:<32} {:?}", outcome.config, outcome.outcome);
+        }
+        if result == ExecuteInputResult::Solution {
+            println!("  => new finding saved in {}", out.join("findings").display());
+        }
+    }
+    let _ = std::fs::remove_dir_all(workdir);
+    Ok(())
 }

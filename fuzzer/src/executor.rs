@@ -67,16 +67,16 @@ where
 {
     fn run_target(&mut self, _fuzzer: &mut Z, state: &mut S, _mgr: &mut EM, input: &Variant) -> Result<ExitKind, Error> {
         *state.executions_mut() += 1;
-        let mut observer = std::mem::take(
-            self.observers.get_mut(&self.execution).ok_or_else(|| Error::key_not_found("execution observer"))?,
-        );
+        let mut recorded = ExecutionObserver::new("execution");
         // An I/O failure of ours (disk full, store unreadable) must not kill the client:
         // the variant is reported and skipped with no outcomes.
-        if let Err(e) = self.execute(input, &mut observer) {
+        if let Err(e) = self.execute(input, &mut recorded) {
             log::error!("cannot execute a variant of seed {}: {e:#}", input.seed);
-            observer.outcomes.clear();
+            recorded.outcomes.clear();
         }
-        *self.observers.get_mut(&self.execution).expect("checked above") = observer;
+        let observer =
+            self.observers.get_mut(&self.execution).ok_or_else(|| Error::key_not_found("execution observer"))?;
+        observer.outcomes = recorded.outcomes;
         Ok(ExitKind::Ok)
     }
 }

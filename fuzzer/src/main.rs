@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Context, Result};
 use ccfuzz::bench::{run_bench, BenchOptions};
-use ccfuzz::campaign::{profile_directory, run_campaign, CampaignOptions, SeedSource};
+use ccfuzz::campaign::{profile_directory, replay, run_campaign, CampaignOptions, SeedSource};
 use ccfuzz::config::Config;
 use ccfuzz::seeds::SeedMaker;
 use ccfuzz_mutators::input::Variant;
@@ -88,6 +88,16 @@ enum Command {
         first_seed: u64,
         #[arg(long)]
         config: Option<PathBuf>,
+    },
+    /// Execute saved variants (files of OUT/corpus or OUT/solutions) again and print each
+    /// configuration's outcome; new findings are saved in OUT/findings.
+    Replay {
+        /// The campaign directory whose seed store the variants refer to.
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long)]
+        config: Option<PathBuf>,
+        files: Vec<PathBuf>,
     },
     /// Print the default configuration for this machine (edit it and pass it with --config).
     Config,
@@ -215,6 +225,7 @@ fn main() -> Result<()> {
             let _ = std::fs::remove_dir_all(&workdir);
             Ok(())
         }
+        Command::Replay { out, config, files } => replay(&out, &load_config(config.as_deref())?, &files),
         Command::Config => {
             print!("{}", Config::detect().to_toml());
             Ok(())

@@ -186,7 +186,7 @@ impl SeedMaker {
     }
 
     fn limits(&self) -> Limits {
-        Limits::compiler(self.config.compile_timeout())
+        Limits::compiler(self.profile_compile_timeout())
     }
 
     /// Generates one program with csmith.
@@ -233,7 +233,7 @@ impl SeedMaker {
         for check in &self.config.ub_check {
             let source = dir.path().join("seed.c");
             let binary = dir.path().join("check");
-            let (failure, _) = compile(check, &source, &binary, &[], self.config.compile_timeout())?;
+            let (failure, _) = compile(check, &source, &binary, &[], self.profile_compile_timeout())?;
             if let Some(failure) = failure {
                 return Ok(Err(Rejection::Compile(format!("{}: {failure:?}", check.name()))));
             }
@@ -254,6 +254,12 @@ impl SeedMaker {
         let seed = Seed::new(text, profile, stdout.clone());
         self.store.put(&seed)?;
         Ok(Ok(seed.id))
+    }
+
+    /// Vetting a seed is not testing the compiler: it gets at least a minute per compilation
+    /// even when the campaign's compile timeout is short.
+    fn profile_compile_timeout(&self) -> Duration {
+        self.config.compile_timeout().max(Duration::from_secs(60))
     }
 
     fn preprocessor(&self) -> String {
@@ -283,7 +289,7 @@ impl SeedMaker {
         let source = dir.join("seed.c");
         std::fs::write(&source, text)?;
         let binary = dir.join("prof");
-        let (failure, _) = compile(&self.config.reference, &source, &binary, &["--coverage"], self.config.compile_timeout())?;
+        let (failure, _) = compile(&self.config.reference, &source, &binary, &["--coverage"], self.profile_compile_timeout())?;
         if let Some(failure) = failure {
             return Ok(Err(Rejection::Compile(format!("{}: {failure:?}", self.config.reference.name()))));
         }
