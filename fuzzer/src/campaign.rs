@@ -29,7 +29,8 @@ use libafl::inputs::Input;
 use libafl::monitors::{MultiMonitor, OnDiskJsonAggregateMonitor};
 use libafl::mutators::SingleChoiceScheduledMutator;
 use libafl::schedulers::QueueScheduler;
-use libafl::stages::{Restartable, Stage, StdMutationalStage};
+use libafl::generators::Generator;
+use libafl::stages::StdMutationalStage;
 use libafl::state::{HasCorpus, HasExecutions, HasRand, StdState};
 use libafl::{Error, HasMetadata};
 use libafl_bolts::core_affinity::Cores;
@@ -86,6 +87,9 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
     let store = options.store()?;
     if let SeedSource::Directory(dir) = &options.seeds {
         profile_directory(&options.config, &store, dir, &tmp)?;
+        if store.ids()?.is_empty() {
+            anyhow::bail!("no seed of {} was accepted: nothing to fuzz", dir.display());
+        }
     }
     let deadline = options.seconds.map(|s| now_secs() + s);
     std::fs::write(options.out.join("configuration.toml"), options.config.to_toml())?;
@@ -212,25 +216,24 @@ impl<EM, OT, S: HasMetadata> Feedback<EM, Variant, OT, S> for NewSeedFeedback {
     }
 }
 
-/// Profiles a fresh csmith seed into the corpus every `variants_per_seed` executions.
-pub struct CsmithStage {
+/// A LibAFL generator of seeds: csmith programs, profiled and stored; a rejected program
+/// (undefined behaviour, no termination) is reported and the next one is tried.
+pub struct CsmithGenerator {
     maker: SeedMaker,
-    variants_per_seed: u64,
+    attempts: u32,
 }
 
-/// When the last seed was generated, in the client's executions.
+/// How many csmith programs this client generated and how many of them were rejected.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct CsmithProgress {
-    pub last_seed_at: u64,
     pub generated: u64,
     pub rejected: u64,
 }
 impl_serdeany!(CsmithProgress);
 
-impl CsmithStage {
-    /// Generates programs until one is accepted (at most `attempts`), returning its id.
-    fn next_seed<S: HasRand + HasMetadata>(&mut self, state: &mut S, attempts: u32) -> Result<Option<SeedId>, Error> {
-        for _ in 0..attempts {
+impl<S: HasRand + HasMetadata> Generator<Variant, S> for CsmithGenerator {
+    fn generate(&mut self, state: &mut S) -> Result<Variant, Error> {
+        for _ in 0..self.attempts {
             let random_seed = state.rand_mut().next() >> 1;
             let made = self
                 .maker
@@ -240,7 +243,7 @@ impl CsmithStage {
             match made {
                 Ok((Ok(id), _)) => {
                     progress.generated += 1;
-                    return Ok(Some(id));
+                    return Ok(Variant::of_seed(id));
                 }
                 Ok((Err(reason), origin)) => {
                     progress.rejected += 1;
@@ -249,36 +252,7 @@ impl CsmithStage {
                 Err(e) => log::error!("cannot make a csmith seed: {e:#}"),
             }
         }
-        Ok(None)
-    }
-}
-
-impl<E, EM, S, Z> Stage<E, EM, S, Z> for CsmithStage
-where
-    S: HasRand + HasMetadata + HasExecutions,
-    Z: Evaluator<E, EM, Variant, S>,
-{
-    fn perform(&mut self, fuzzer: &mut Z, executor: &mut E, state: &mut S, manager: &mut EM) -> Result<(), Error> {
-        let executions = *state.executions();
-        let last = state.metadata_or_insert_with(CsmithProgress::default).last_seed_at;
-        if executions < last + self.variants_per_seed {
-            return Ok(());
-        }
-        state.metadata_or_insert_with(CsmithProgress::default).last_seed_at = executions;
-        if let Some(id) = self.next_seed(state, 10)? {
-            fuzzer.evaluate_input(state, executor, manager, &Variant::of_seed(id))?;
-        }
-        Ok(())
-    }
-}
-
-impl<S> Restartable<S> for CsmithStage {
-    fn should_restart(&mut self, _state: &mut S) -> Result<bool, Error> {
-        Ok(true)
-    }
-
-    fn clear_progress(&mut self, _state: &mut S) -> Result<(), Error> {
-        Ok(())
+        Err(Error::illegal_state(format!("csmith produced no acceptable seed in {} attempts", self.attempts)))
     }
 }
 
@@ -308,6 +282,37 @@ fn reload_corpus(state: &mut CampaignState, dir: &Path) -> Result<usize, Error> 
         loaded += 1;
     }
     Ok(loaded)
+}
+
+/// Executes a seed and puts it in the corpus even when its own execution was a finding
+/// (the objective then keeps LibAFL from adding it), announcing it to the other cores.
+fn add_seed<Z, E, EM>(fuzzer: &mut Z, state: &mut CampaignState, executor: &mut E, mgr: &mut EM, id: SeedId) -> Result<(), Error>
+where
+    Z: Evaluator<E, EM, Variant, CampaignState> + libafl::fuzzer::HasScheduler<Variant, CampaignState>,
+    EM: libafl::events::EventFirer<Variant, CampaignState>,
+    E: libafl::executors::HasObservers,
+    E::Observers: Serialize,
+{
+    use libafl::events::{Event, EventWithStats};
+    use libafl::schedulers::Scheduler;
+    let variant = Variant::of_seed(id.clone());
+    let (_, added) = fuzzer.evaluate_input(state, executor, mgr, &variant)?;
+    if added.is_some() || !state.metadata_or_insert_with(SeedsInCorpus::default).0.insert(id) {
+        return Ok(());
+    }
+    let corpus_id = state.corpus_mut().add(Testcase::new(variant.clone()))?;
+    fuzzer.scheduler_mut().on_add(state, corpus_id)?;
+    let observers_buf = Some(postcard::to_allocvec(&*executor.observers())?);
+    let event = Event::NewTestcase {
+        input: variant,
+        observers_buf,
+        exit_kind: ExitKind::Ok,
+        corpus_size: state.corpus().count(),
+        client_config: mgr.configuration(),
+        forward_id: None,
+    };
+    let executions = *state.executions();
+    mgr.fire(state, EventWithStats::with_current_time(event, executions))
 }
 
 fn client<EM>(
@@ -374,7 +379,7 @@ where
         let ids = store.ids().map_err(anyhow_to_libafl)?;
         for (index, id) in ids.into_iter().enumerate() {
             if index % client_count == desc.id() % client_count && !in_corpus.contains(&id) {
-                fuzzer.evaluate_input(&mut state, &mut executor, &mut mgr, &Variant::of_seed(id))?;
+                add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, id)?;
             }
         }
     }
@@ -388,30 +393,27 @@ where
         SeedSource::Directory(_) => None,
     };
     let maker = SeedMaker::new(options.config.clone(), store, workdir.join("seeds")).map_err(anyhow_to_libafl)?;
-    let mut csmith = CsmithStage { maker, variants_per_seed: variants_per_seed.unwrap_or(u64::MAX) };
+    let mut csmith = CsmithGenerator { maker, attempts: 50 };
     if state.corpus().count() == 0 {
-        match variants_per_seed {
-            Some(_) => {
-                let Some(id) = csmith.next_seed(&mut state, 50)? else {
-                    return Err(Error::illegal_state("csmith produced no acceptable seed in 50 attempts"));
-                };
-                fuzzer.evaluate_input(&mut state, &mut executor, &mut mgr, &Variant::of_seed(id))?;
-            }
-            None => {
-                // Another client may hold all the seeds; wait for them to arrive.
-                while state.corpus().count() == 0 {
-                    if deadline.is_some_and(|d| now_secs() >= d) {
-                        mgr.send_exiting()?;
-                        return Ok(());
-                    }
-                    libafl::fuzzer::EventProcessor::process_events(&mut fuzzer, &mut state, &mut executor, &mut mgr)?;
-                    std::thread::sleep(Duration::from_millis(200));
+        if variants_per_seed.is_some() {
+            let seed = csmith.generate(&mut state)?;
+            add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, seed.seed)?;
+        } else {
+            // Another client may hold all the seeds; wait for them to arrive.
+            while state.corpus().count() == 0 {
+                if deadline.is_some_and(|d| now_secs() >= d) {
+                    mgr.send_exiting()?;
+                    return Ok(());
                 }
+                libafl::fuzzer::EventProcessor::process_events(&mut fuzzer, &mut state, &mut executor, &mut mgr)?;
+                std::thread::sleep(Duration::from_millis(200));
             }
         }
     }
+    csmith.attempts = 10;
+    let mut last_seed_at = *state.executions();
 
-    let mut stages = tuple_list!(csmith, orion);
+    let mut stages = tuple_list!(orion);
     // Rounds in a row in which no mutator could change its input (every seed fully live).
     let mut idle_rounds = 0u32;
     loop {
@@ -426,6 +428,13 @@ where
             return Ok(());
         }
         let executions = *state.executions();
+        if variants_per_seed.is_some_and(|n| executions >= last_seed_at + n) {
+            last_seed_at = executions;
+            match csmith.generate(&mut state) {
+                Ok(seed) => add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, seed.seed)?,
+                Err(e) => log::error!("client {}: {e}", desc.id()),
+            }
+        }
         fuzzer.fuzz_one(&mut stages, &mut executor, &mut state, &mut mgr)?;
         if *state.executions() == executions {
             idle_rounds += 1;

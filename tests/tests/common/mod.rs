@@ -1,0 +1,86 @@
+//! Helpers shared by the end-to-end tests: the ccfuzz binary, configurations, seed folders.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The `ccfuzz` binary built by `make test` (or named by `CCFUZZ_BIN`).
+pub fn ccfuzz_bin() -> PathBuf {
+    let path = std::env::var_os("CCFUZZ_BIN").map(PathBuf::from).unwrap_or_else(|| {
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+        target.join("debug/ccfuzz")
+    });
+    assert!(path.is_file(), "{} is missing: build it first (`cargo build --bin ccfuzz`, as `make test` does)", path.display());
+    path
+}
+
+pub fn ccfuzz() -> Command {
+    let mut command = Command::new(ccfuzz_bin());
+    command.env("RUST_LOG", "info");
+    command
+}
+
+pub fn seeds(folder: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds").join(folder)
+}
+
+/// Writes a campaign configuration testing `configurations` and returns its path.
+pub fn write_config(dir: &Path, configurations: &[&str], compile_timeout: f64) -> PathBuf {
+    let list = configurations.iter().map(|c| format!("{c:?}")).collect::<Vec<_>>().join(", ");
+    let text = format!(
+        "reference = \"gcc -O0\"\nub_check = [\"clang -O0\"]\nconfigurations = [{list}]\ncompile_timeout = {compile_timeout:?}\nseed_timeout = 5.0\nrun_timeout = 10.0\ncsmith_include = \"/usr/include/csmith\"\ncsmith_args = [\"--no-packed-struct\"]\n"
+    );
+    let path = dir.join("configuration.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+pub fn text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+/// Runs a campaign to completion and returns its combined output.
+pub fn campaign(out: &Path, config: &Path, extra: &[&str]) -> String {
+    let output = ccfuzz()
+        .arg("fuzz")
+        .arg("--out")
+        .arg(out)
+        .arg("--config")
+        .arg(config)
+        .args(["--cores", "0", "--broker-port", &free_port().to_string()])
+        .args(extra)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "campaign failed:\n{log}");
+    log
+}
+
+/// The finding directories of a campaign, sorted.
+pub fn findings(out: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = match std::fs::read_dir(out.join("findings")) {
+        Ok(entries) => entries.map(|e| e.unwrap().path()).filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.')).collect(),
+        Err(_) => Vec::new(),
+    };
+    dirs.sort();
+    dirs
+}
+
+pub fn finding_json(dir: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("finding.json")).unwrap()).unwrap()
+}
+
+/// Runs a finding's repro.sh and asserts that it reproduces.
+pub fn assert_reproduces(dir: &Path) -> String {
+    let output = Command::new(dir.join("repro.sh")).output().unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{} does not reproduce:\n{log}", dir.display());
+    assert!(log.contains("reproduced:") && !log.contains("not reproduced"), "{log}");
+    log
+}

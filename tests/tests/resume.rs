@@ -1,0 +1,67 @@
+//! A campaign killed with SIGKILL and started again on its directory keeps every finding and
+//! every corpus entry, and goes on from them.
+
+mod common;
+
+use common::*;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use std::collections::BTreeSet;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn corpus_entries(out: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(out.join("corpus"))
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn sigkill_then_resume_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["gcc -O0 -funsigned-char"], 60.0);
+    let seeds = seeds("char");
+    let mut child = ccfuzz()
+        .arg("fuzz")
+        .arg("--out")
+        .arg(&out)
+        .arg("--config")
+        .arg(&config)
+        .arg("--seeds")
+        .arg(&seeds)
+        .args(["--cores", "0", "--broker-port", &free_port().to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let group = Pid::from_raw(child.id() as i32);
+    let start = Instant::now();
+    // Wait until both seeds are in the corpus and the mismatch is saved, and a few variants ran.
+    while !(corpus_entries(&out).len() == 2 && findings(&out).len() == 1) {
+        assert!(start.elapsed() < Duration::from_secs(120), "the campaign made no progress");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    killpg(group, Signal::SIGKILL).unwrap();
+    child.wait().unwrap();
+    let corpus_before = corpus_entries(&out);
+    let findings_before = findings(&out);
+
+    let log = campaign(&out, &config, &["--seeds", seeds.to_str().unwrap(), "--iterations", "3"]);
+    assert!(log.contains("resumed with 2 corpus entries"), "{log}");
+    let corpus_after = corpus_entries(&out);
+    assert!(corpus_after.is_superset(&corpus_before), "{corpus_before:?} -> {corpus_after:?}");
+    assert_eq!(findings(&out), findings_before);
+    for finding in findings(&out) {
+        assert_reproduces(&finding);
+    }
+}
