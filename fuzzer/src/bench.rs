@@ -7,10 +7,10 @@ use crate::config::Config;
 use crate::seeds::SeedMaker;
 use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::edit::apply_edits;
+use ccfuzz_mutators::edit::Edit;
 use ccfuzz_mutators::orion::orion_prune;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::SeedStore;
-use ccfuzz_mutators::edit::Edit;
 use libafl_bolts::rands::StdRand;
 use nix::sys::resource::{getrusage, UsageWho};
 use std::path::{Path, PathBuf};
@@ -65,15 +65,24 @@ fn variant_time(options: &BenchOptions) -> Result<()> {
         parse_times.push(start.elapsed());
         for _ in 0..200 {
             let start = Instant::now();
-            let edits: Vec<Edit> = orion_prune(&loaded.program, &mut rand).into_iter().map(|stmt| Edit::Delete { stmt }).collect();
+            let edits: Vec<Edit> = orion_prune(&loaded.program, &mut rand)
+                .into_iter()
+                .map(|stmt| Edit::Delete { stmt })
+                .collect();
             let text = apply_edits(&loaded.program, &edits);
             variant_times.push(start.elapsed());
             std::hint::black_box(text);
         }
     }
     println!("seeds measured: {}", ids.len());
-    println!("median time to parse and model a seed (once per seed and core): {:.1} ms", median(&mut parse_times).as_secs_f64() * 1e3);
-    println!("median time to make one Orion variant, excluding compilation: {:.1} µs", median(&mut variant_times).as_secs_f64() * 1e6);
+    println!(
+        "median time to parse and model a seed (once per seed and core): {:.1} ms",
+        median(&mut parse_times).as_secs_f64() * 1e3
+    );
+    println!(
+        "median time to make one Orion variant, excluding compilation: {:.1} µs",
+        median(&mut variant_times).as_secs_f64() * 1e6
+    );
     Ok(())
 }
 

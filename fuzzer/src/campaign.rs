@@ -19,17 +19,16 @@ use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use ccfuzz_observers::ExecutionObserver;
 use libafl::corpus::{Corpus, InMemoryOnDiskCorpus, OnDiskCorpus, Testcase};
 use libafl::events::{
-    ClientDescription, EventConfig, EventRestarter, Launcher, LlmpRestartingEventManager, ProgressReporter,
-    SendExiting,
+    ClientDescription, EventConfig, EventRestarter, Launcher, LlmpRestartingEventManager, ProgressReporter, SendExiting,
 };
 use libafl::executors::ExitKind;
 use libafl::feedbacks::{Feedback, StateInitializer};
 use libafl::fuzzer::{Evaluator, Fuzzer, StdFuzzer};
+use libafl::generators::Generator;
 use libafl::inputs::Input;
 use libafl::monitors::{MultiMonitor, OnDiskJsonAggregateMonitor};
 use libafl::mutators::SingleChoiceScheduledMutator;
 use libafl::schedulers::QueueScheduler;
-use libafl::generators::Generator;
 use libafl::stages::StdMutationalStage;
 use libafl::state::{HasCorpus, HasExecutions, HasRand, StdState};
 use libafl::{Error, HasMetadata};
@@ -94,7 +93,8 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
     let deadline = options.seconds.map(|s| now_secs() + s);
     std::fs::write(options.out.join("configuration.toml"), options.config.to_toml())?;
 
-    let cores = Cores::from_cmdline(&options.cores).map_err(|e| anyhow::anyhow!("bad --cores {}: {e}", options.cores))?;
+    let cores =
+        Cores::from_cmdline(&options.cores).map_err(|e| anyhow::anyhow!("bad --cores {}: {e}", options.cores))?;
     let client_count = cores.ids.len();
     let monitor = (
         MultiMonitor::new(|line| println!("{line}")),
@@ -103,7 +103,14 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
     let run_client = |state: Option<CampaignState>,
                       mgr: LlmpRestartingEventManager<(), Variant, CampaignState, StdShMem, StdShMemProvider>,
                       desc: ClientDescription| {
-        client(state, ConfiguredManager::new(mgr), &desc, client_count, &options, deadline)
+        client(
+            state,
+            ConfiguredManager::new(mgr),
+            &desc,
+            client_count,
+            &options,
+            deadline,
+        )
     };
     let result = Launcher::builder()
         .shmem_provider(StdShMemProvider::new()?)
@@ -146,11 +153,17 @@ fn write_client_report(out: &Path, id: usize, executions: u64) -> std::io::Resul
     };
     let dir = out.join("clients");
     std::fs::create_dir_all(&dir)?;
-    std::fs::write(dir.join(format!("client-{id}.json")), serde_json::to_vec_pretty(&report)?)
+    std::fs::write(
+        dir.join(format!("client-{id}.json")),
+        serde_json::to_vec_pretty(&report)?,
+    )
 }
 
 fn now_secs() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// Profiles every `.c` file of `dir` into the store, reporting rejections one line each.
@@ -211,8 +224,19 @@ impl<S: HasMetadata> StateInitializer<S> for NewSeedFeedback {
 }
 
 impl<EM, OT, S: HasMetadata> Feedback<EM, Variant, OT, S> for NewSeedFeedback {
-    fn is_interesting(&mut self, state: &mut S, _mgr: &mut EM, input: &Variant, _obs: &OT, _exit: &ExitKind) -> Result<bool, Error> {
-        Ok(input.edits.is_empty() && state.metadata_or_insert_with(SeedsInCorpus::default).0.insert(input.seed.clone()))
+    fn is_interesting(
+        &mut self,
+        state: &mut S,
+        _mgr: &mut EM,
+        input: &Variant,
+        _obs: &OT,
+        _exit: &ExitKind,
+    ) -> Result<bool, Error> {
+        Ok(input.edits.is_empty()
+            && state
+                .metadata_or_insert_with(SeedsInCorpus::default)
+                .0
+                .insert(input.seed.clone()))
     }
 }
 
@@ -252,7 +276,10 @@ impl<S: HasRand + HasMetadata> Generator<Variant, S> for CsmithGenerator {
                 Err(e) => log::error!("cannot make a csmith seed: {e:#}"),
             }
         }
-        Err(Error::illegal_state(format!("csmith produced no acceptable seed in {} attempts", self.attempts)))
+        Err(Error::illegal_state(format!(
+            "csmith produced no acceptable seed in {} attempts",
+            self.attempts
+        )))
     }
 }
 
@@ -266,17 +293,31 @@ fn reload_corpus(state: &mut CampaignState, dir: &Path) -> Result<usize, Error> 
     let known: HashSet<String> = state
         .corpus()
         .ids()
-        .filter_map(|id| state.corpus().get(id).ok().and_then(|t| t.borrow().input().as_ref().map(Variant::name)))
+        .filter_map(|id| {
+            state
+                .corpus()
+                .get(id)
+                .ok()
+                .and_then(|t| t.borrow().input().as_ref().map(Variant::name))
+        })
         .collect();
     let mut loaded = 0;
     for path in names {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if name.starts_with('.') || known.contains(&name) {
             continue;
         }
-        let Ok(variant) = Variant::from_file(&path) else { continue };
+        let Ok(variant) = Variant::from_file(&path) else {
+            continue;
+        };
         if variant.edits.is_empty() {
-            state.metadata_or_insert_with(SeedsInCorpus::default).0.insert(variant.seed.clone());
+            state
+                .metadata_or_insert_with(SeedsInCorpus::default)
+                .0
+                .insert(variant.seed.clone());
         }
         state.corpus_mut().add(Testcase::new(variant))?;
         loaded += 1;
@@ -286,7 +327,13 @@ fn reload_corpus(state: &mut CampaignState, dir: &Path) -> Result<usize, Error> 
 
 /// Executes a seed and puts it in the corpus even when its own execution was a finding
 /// (the objective then keeps LibAFL from adding it), announcing it to the other cores.
-fn add_seed<Z, E, EM>(fuzzer: &mut Z, state: &mut CampaignState, executor: &mut E, mgr: &mut EM, id: SeedId) -> Result<(), Error>
+fn add_seed<Z, E, EM>(
+    fuzzer: &mut Z,
+    state: &mut CampaignState,
+    executor: &mut E,
+    mgr: &mut EM,
+    id: SeedId,
+) -> Result<(), Error>
 where
     Z: Evaluator<E, EM, Variant, CampaignState> + libafl::fuzzer::HasScheduler<Variant, CampaignState>,
     EM: libafl::events::EventFirer<Variant, CampaignState>,
@@ -439,7 +486,10 @@ where
         if *state.executions() == executions {
             idle_rounds += 1;
             if idle_rounds == 1000 {
-                log::warn!("client {}: no seed has code that never ran; waiting for new seeds", desc.id());
+                log::warn!(
+                    "client {}: no seed has code that never ran; waiting for new seeds",
+                    desc.id()
+                );
             }
             if idle_rounds >= 1000 {
                 std::thread::sleep(Duration::from_millis(100));
@@ -474,12 +524,24 @@ pub fn replay(out: &Path, config: &Config, files: &[PathBuf]) -> Result<()> {
     )?;
     let mut fuzzer = StdFuzzer::new(QueueScheduler::new(), feedback, objective);
     let workdir = out.join("tmp").join(format!("replay-{}", std::process::id()));
-    let mut executor = CompileRunExecutor::new(tuple_list!(execution), handle.clone(), programs, config.clone(), workdir.clone());
+    let mut executor = CompileRunExecutor::new(
+        tuple_list!(execution),
+        handle.clone(),
+        programs,
+        config.clone(),
+        workdir.clone(),
+    );
     let mut mgr = SimpleEventManager::new(NopMonitor::new());
     for file in files {
-        let variant = Variant::from_file(file).map_err(|e| anyhow::anyhow!("{} is not a saved variant: {e}", file.display()))?;
+        let variant =
+            Variant::from_file(file).map_err(|e| anyhow::anyhow!("{} is not a saved variant: {e}", file.display()))?;
         let (result, _) = fuzzer.evaluate_input(&mut state, &mut executor, &mut mgr, &variant)?;
-        println!("{} (seed {}, {} edits):", file.display(), variant.seed, variant.edits.len());
+        println!(
+            "{} (seed {}, {} edits):",
+            file.display(),
+            variant.seed,
+            variant.edits.len()
+        );
         let observers = libafl::executors::HasObservers::observers(&executor);
         for outcome in &observers[&handle].outcomes {
             println!("  {:<32} {:?}", outcome.config, outcome.outcome);

@@ -58,7 +58,9 @@ pub fn compile(
         Exit::Code(code) => match crash_message(&stderr) {
             Some(message) => Some(ConfigOutcome::Crashed { message }),
             None if code == 0 && binary.is_file() => None,
-            None => Some(ConfigOutcome::Rejected { message: first_error(&stderr, code) }),
+            None => Some(ConfigOutcome::Rejected {
+                message: first_error(&stderr, code),
+            }),
         },
     };
     Ok((failure, out.elapsed))
@@ -96,7 +98,9 @@ pub fn compile_and_run(
 ) -> Result<(ConfigOutcome, Duration)> {
     let (failure, compile_time) = compile(config, source, binary, &[], compile_timeout)?;
     let outcome = match failure {
-        None => ConfigOutcome::Ran { run: run_binary(binary, run_timeout)? },
+        None => ConfigOutcome::Ran {
+            run: run_binary(binary, run_timeout)?,
+        },
         Some(failure) => failure,
     };
     Ok((outcome, compile_time))
@@ -109,10 +113,15 @@ mod tests {
     #[test]
     fn recognizes_gcc_and_clang_crashes() {
         let gcc = "x.c: In function 'f':\nx.c:3:1: internal compiler error: in expand_expr, at expr.c:1\n0x1 foo\n";
-        assert_eq!(crash_message(gcc).unwrap(), "internal compiler error: in expand_expr, at expr.c:1");
+        assert_eq!(
+            crash_message(gcc).unwrap(),
+            "internal compiler error: in expand_expr, at expr.c:1"
+        );
         let clang = "PLEASE submit a bug report to x\nStack dump:\n0.\tProgram arguments: clang -cc1\n1.\tcr.c:2:2: current parser token 'pragma'\n2.\tcr.c:1:15: parsing function body 'main'\n #0 0x0 llvm::sys::PrintStackTrace\nclang: error: clang frontend command failed with exit code 134 (use -v to see invocation)\n";
         let message = crash_message(clang).unwrap();
-        assert!(message.starts_with("cr.c:2:2: current parser token 'pragma' | cr.c:1:15: parsing function body 'main'"));
+        assert!(
+            message.starts_with("cr.c:2:2: current parser token 'pragma' | cr.c:1:15: parsing function body 'main'")
+        );
         assert!(message.contains("frontend command failed"));
         assert_eq!(crash_message("x.c:1:1: error: expected ';'\n"), None);
     }

@@ -30,14 +30,27 @@ impl CompilerConfig {
     pub fn command(&self, source: &Path, binary: &Path, extra: &[&str]) -> Command {
         let argv = self.argv();
         let mut command = Command::new(&argv[0]);
-        command.args(&argv[1..]).args(extra).arg("-w").arg(source).arg("-o").arg(binary).arg("-lm");
+        command
+            .args(&argv[1..])
+            .args(extra)
+            .arg("-w")
+            .arg(source)
+            .arg("-o")
+            .arg(binary)
+            .arg("-lm");
         command
     }
 
     /// The command as a shell line, for reproduction scripts.
     pub fn shell_line(&self, source: &str, binary: &str) -> String {
         let mut words: Vec<String> = self.argv().iter().map(|w| shell_quote(w)).collect();
-        words.extend(["-w".into(), shell_quote(source), "-o".into(), shell_quote(binary), "-lm".into()]);
+        words.extend([
+            "-w".into(),
+            shell_quote(source),
+            "-o".into(),
+            shell_quote(binary),
+            "-lm".into(),
+        ]);
         words.join(" ")
     }
 
@@ -47,7 +60,11 @@ impl CompilerConfig {
 }
 
 pub fn shell_quote(word: &str) -> String {
-    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=+:,".contains(c)) {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=+:,".contains(c))
+    {
         word.to_string()
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
@@ -123,7 +140,10 @@ impl Config {
         if self.configurations.is_empty() {
             bail!("the configuration lists no compiler configurations to test");
         }
-        for config in std::iter::once(&self.reference).chain(&self.ub_check).chain(&self.configurations) {
+        for config in std::iter::once(&self.reference)
+            .chain(&self.ub_check)
+            .chain(&self.configurations)
+        {
             if !config.is_installed() {
                 bail!("compiler of configuration `{}` is not installed", config.name());
             }
@@ -172,6 +192,9 @@ mod tests {
     #[test]
     fn shell_lines_quote_what_needs_it() {
         let c = CompilerConfig::new("clang-14 -O2 -mllvm -enable-newgvn");
-        assert_eq!(c.shell_line("my file.c", "prog"), "clang-14 -O2 -mllvm -enable-newgvn -w 'my file.c' -o prog -lm");
+        assert_eq!(
+            c.shell_line("my file.c", "prog"),
+            "clang-14 -O2 -mllvm -enable-newgvn -w 'my file.c' -o prog -lm"
+        );
     }
 }

@@ -23,8 +23,20 @@ pub struct CompileRunExecutor<OT> {
 }
 
 impl<OT> CompileRunExecutor<OT> {
-    pub fn new(observers: OT, execution: Handle<ExecutionObserver>, programs: Arc<Programs>, config: Config, workdir: PathBuf) -> Self {
-        CompileRunExecutor { observers, execution, programs, config, workdir }
+    pub fn new(
+        observers: OT,
+        execution: Handle<ExecutionObserver>,
+        programs: Arc<Programs>,
+        config: Config,
+        workdir: PathBuf,
+    ) -> Self {
+        CompileRunExecutor {
+            observers,
+            execution,
+            programs,
+            config,
+            workdir,
+        }
     }
 
     /// Compiles and runs one variant with every configuration.
@@ -36,8 +48,13 @@ impl<OT> CompileRunExecutor<OT> {
         std::fs::write(&source, text)?;
         for (index, config) in self.config.configurations.iter().enumerate() {
             let binary = dir.path().join(format!("prog{index}"));
-            let (outcome, compile_time) =
-                compile_and_run(config, &source, &binary, self.config.compile_timeout(), self.config.run_timeout())?;
+            let (outcome, compile_time) = compile_and_run(
+                config,
+                &source,
+                &binary,
+                self.config.compile_timeout(),
+                self.config.run_timeout(),
+            )?;
             if let ConfigOutcome::Rejected { message } = &outcome {
                 log::warn!("{} rejected a variant of seed {}: {message}", config.name(), input.seed);
             }
@@ -65,7 +82,13 @@ where
     S: HasExecutions,
     OT: MatchNameRef,
 {
-    fn run_target(&mut self, _fuzzer: &mut Z, state: &mut S, _mgr: &mut EM, input: &Variant) -> Result<ExitKind, Error> {
+    fn run_target(
+        &mut self,
+        _fuzzer: &mut Z,
+        state: &mut S,
+        _mgr: &mut EM,
+        input: &Variant,
+    ) -> Result<ExitKind, Error> {
         *state.executions_mut() += 1;
         let mut recorded = ExecutionObserver::new("execution");
         // An I/O failure of ours (disk full, store unreadable) must not kill the client:
@@ -74,8 +97,10 @@ where
             log::error!("cannot execute a variant of seed {}: {e:#}", input.seed);
             recorded.outcomes.clear();
         }
-        let observer =
-            self.observers.get_mut(&self.execution).ok_or_else(|| Error::key_not_found("execution observer"))?;
+        let observer = self
+            .observers
+            .get_mut(&self.execution)
+            .ok_or_else(|| Error::key_not_found("execution observer"))?;
         observer.outcomes = recorded.outcomes;
         Ok(ExitKind::Ok)
     }

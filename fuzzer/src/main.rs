@@ -18,7 +18,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[derive(Parser)]
-#[command(name = "ccfuzz", version, about = "Coverage-guided MCMC fuzzer for C compilers (EMI, Orange, Csmith)")]
+#[command(
+    name = "ccfuzz",
+    version,
+    about = "Coverage-guided MCMC fuzzer for C compilers (EMI, Orange, Csmith)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -126,7 +130,9 @@ fn load_config(path: Option<&Path>) -> Result<Config> {
         Some(path) => Config::load(path),
         None => {
             let config = Config::detect();
-            config.validate().context("the default configuration does not work here (pass --config)")?;
+            config
+                .validate()
+                .context("the default configuration does not work here (pass --config)")?;
             Ok(config)
         }
     }
@@ -164,7 +170,9 @@ fn mutate(seed: &Path, count: usize, out: &Path, config: Config, random_seed: u6
     let loaded = programs.get(&id)?;
     std::fs::write(out.join("seed.c"), &loaded.seed.text)?;
     let mut mutator = OrionMutator::new(programs.clone());
-    let mut state = MutateState { rand: StdRand::with_seed(random_seed) };
+    let mut state = MutateState {
+        rand: StdRand::with_seed(random_seed),
+    };
     let mut written = 0;
     let mut attempts = 0;
     while written < count {
@@ -177,7 +185,10 @@ fn mutate(seed: &Path, count: usize, out: &Path, config: Config, random_seed: u6
             continue;
         }
         written += 1;
-        std::fs::write(out.join(format!("variant-{written:04}.c")), programs.materialize(&variant)?)?;
+        std::fs::write(
+            out.join(format!("variant-{written:04}.c")),
+            programs.materialize(&variant)?,
+        )?;
     }
     println!("wrote {written} variants of seed {id} to {}", out.display());
     Ok(())
@@ -186,18 +197,48 @@ fn mutate(seed: &Path, count: usize, out: &Path, config: Config, random_seed: u6
 fn main() -> Result<()> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     match Cli::parse().command {
-        Command::Fuzz { out, config, seeds, variants_per_seed, cores, broker_port, remote_broker, seconds, iterations } => {
+        Command::Fuzz {
+            out,
+            config,
+            seeds,
+            variants_per_seed,
+            cores,
+            broker_port,
+            remote_broker,
+            seconds,
+            iterations,
+        } => {
             let config = load_config(config.as_deref())?;
             let seeds = match seeds {
                 Some(dir) => SeedSource::Directory(dir),
                 None => SeedSource::Csmith { variants_per_seed },
             };
-            run_campaign(CampaignOptions { out, config, seeds, cores, broker_port, remote_broker, seconds, iterations })
+            run_campaign(CampaignOptions {
+                out,
+                config,
+                seeds,
+                cores,
+                broker_port,
+                remote_broker,
+                seconds,
+                iterations,
+            })
         }
-        Command::Mutate { seed, mutator: MutatorName::Orion, count, out, config, random_seed } => {
-            mutate(&seed, count, &out, load_config(config.as_deref())?, random_seed)
-        }
-        Command::Seeds { store, dir, csmith, first_seed, config } => {
+        Command::Mutate {
+            seed,
+            mutator: MutatorName::Orion,
+            count,
+            out,
+            config,
+            random_seed,
+        } => mutate(&seed, count, &out, load_config(config.as_deref())?, random_seed),
+        Command::Seeds {
+            store,
+            dir,
+            csmith,
+            first_seed,
+            config,
+        } => {
             let config = load_config(config.as_deref())?;
             let seed_store = SeedStore::open(&store)?;
             let workdir = store.join(".tmp");
@@ -230,8 +271,17 @@ fn main() -> Result<()> {
             print!("{}", Config::detect().to_toml());
             Ok(())
         }
-        Command::Bench { config, seconds, seeds, out } => {
-            run_bench(BenchOptions { config: load_config(config.as_deref())?, config_path: config, seconds, seeds, out })
-        }
+        Command::Bench {
+            config,
+            seconds,
+            seeds,
+            out,
+        } => run_bench(BenchOptions {
+            config: load_config(config.as_deref())?,
+            config_path: config,
+            seconds,
+            seeds,
+            out,
+        }),
     }
 }

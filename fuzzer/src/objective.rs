@@ -101,10 +101,16 @@ fn expected_description(seed: &Seed) -> String {
 pub fn finding_for(kind: FindingKind, outcome: &Outcome, seed: &Seed, variant: &Variant) -> Finding {
     let (actual, message, key) = match &outcome.outcome {
         ConfigOutcome::Ran { run } => (run.describe(), None, format!("{}|{run:?}", seed.id)),
-        ConfigOutcome::Crashed { message } => {
-            ("compiler crashed".to_string(), Some(message.clone()), normalize_message(message))
-        }
-        ConfigOutcome::Hung => ("compiler did not finish within the compile timeout".into(), None, seed.id.0.clone()),
+        ConfigOutcome::Crashed { message } => (
+            "compiler crashed".to_string(),
+            Some(message.clone()),
+            normalize_message(message),
+        ),
+        ConfigOutcome::Hung => (
+            "compiler did not finish within the compile timeout".into(),
+            None,
+            seed.id.0.clone(),
+        ),
         ConfigOutcome::Rejected { message } => (message.clone(), None, message.clone()),
     };
     let argv = CompilerConfig::new(outcome.config.clone()).argv();
@@ -126,7 +132,9 @@ pub fn finding_for(kind: FindingKind, outcome: &Outcome, seed: &Seed, variant: &
 /// The reproduction script: exit 0 and say so when the symptom shows, exit 1 otherwise.
 pub fn repro_script(finding: &Finding, config: &Config, expected_exit: i32) -> String {
     let compiler = CompilerConfig::new(finding.configuration.clone());
-    let compile_line = compiler.shell_line("variant.c", "\"$tmp/prog\"").replace("'\"$tmp/prog\"'", "\"$tmp/prog\"");
+    let compile_line = compiler
+        .shell_line("variant.c", "\"$tmp/prog\"")
+        .replace("'\"$tmp/prog\"'", "\"$tmp/prog\"");
     let compile_timeout = config.compile_timeout.ceil() as u64;
     let run_timeout = config.run_timeout.ceil() as u64;
     let header = format!(
@@ -160,7 +168,13 @@ pub fn repro_script(finding: &Finding, config: &Config, expected_exit: i32) -> S
 }
 
 /// Writes a finding directory atomically; returns false when one with that signature exists.
-pub fn save_finding(dir: &Path, finding: &Finding, variant_text: &str, seed: &Seed, config: &Config) -> std::io::Result<bool> {
+pub fn save_finding(
+    dir: &Path,
+    finding: &Finding,
+    variant_text: &str,
+    seed: &Seed,
+    config: &Config,
+) -> std::io::Result<bool> {
     let target = dir.join(format!("{}-{}", finding.kind.as_str(), finding.signature));
     if target.exists() {
         return Ok(false);
@@ -171,7 +185,10 @@ pub fn save_finding(dir: &Path, finding: &Finding, variant_text: &str, seed: &Se
     fs::write(staging.join("variant.c"), variant_text)?;
     fs::write(staging.join("seed.c"), &seed.text)?;
     fs::write(staging.join("expected.out"), &seed.expected_output)?;
-    fs::write(staging.join("finding.json"), serde_json::to_vec_pretty(finding).map_err(std::io::Error::other)?)?;
+    fs::write(
+        staging.join("finding.json"),
+        serde_json::to_vec_pretty(finding).map_err(std::io::Error::other)?,
+    )?;
     let script = staging.join("repro.sh");
     fs::write(&script, repro_script(finding, config, seed.profile.expected_exit))?;
     fs::set_permissions(&script, fs::Permissions::from_mode(0o755))?;
@@ -204,8 +221,19 @@ pub struct FindingsObjective<S> {
 }
 
 impl<S> FindingsObjective<S> {
-    pub fn new(execution: Handle<ExecutionObserver>, programs: Arc<Programs>, config: Config, findings_dir: PathBuf) -> Self {
-        FindingsObjective { execution, programs, config, findings_dir, phantom: PhantomData }
+    pub fn new(
+        execution: Handle<ExecutionObserver>,
+        programs: Arc<Programs>,
+        config: Config,
+        findings_dir: PathBuf,
+    ) -> Self {
+        FindingsObjective {
+            execution,
+            programs,
+            config,
+            findings_dir,
+            phantom: PhantomData,
+        }
     }
 }
 
@@ -229,9 +257,22 @@ where
     S: HasMetadata + HasExecutions,
     EM: EventFirer<Variant, S>,
 {
-    fn is_interesting(&mut self, state: &mut S, manager: &mut EM, input: &Variant, observers: &OT, _exit: &ExitKind) -> Result<bool, Error> {
-        let observer = observers.get(&self.execution).ok_or_else(|| Error::key_not_found("execution observer"))?;
-        if observer.outcomes.iter().any(|o| matches!(o.outcome, ConfigOutcome::Rejected { .. })) {
+    fn is_interesting(
+        &mut self,
+        state: &mut S,
+        manager: &mut EM,
+        input: &Variant,
+        observers: &OT,
+        _exit: &ExitKind,
+    ) -> Result<bool, Error> {
+        let observer = observers
+            .get(&self.execution)
+            .ok_or_else(|| Error::key_not_found("execution observer"))?;
+        if observer
+            .outcomes
+            .iter()
+            .any(|o| matches!(o.outcome, ConfigOutcome::Rejected { .. }))
+        {
             let rejected = {
                 let meta = state.metadata_or_insert_with(FindingsMetadata::default);
                 meta.rejected_variants += 1;
@@ -267,7 +308,12 @@ where
             let text = ccfuzz_mutators::edit::apply_edits(&loaded.program, &input.edits);
             match save_finding(&self.findings_dir, &finding, &text, &loaded.seed, &self.config) {
                 Ok(true) => {
-                    log::info!("new {} finding: {} ({})", kind.as_str(), finding.configuration, finding.actual);
+                    log::info!(
+                        "new {} finding: {} ({})",
+                        kind.as_str(),
+                        finding.configuration,
+                        finding.actual
+                    );
                     new_finding = true;
                 }
                 Ok(false) => {}

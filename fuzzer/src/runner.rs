@@ -100,7 +100,11 @@ fn read_capped(mut pipe: impl Read + Send + 'static, cap: usize) -> thread::Join
 /// compiler driver and its sub-processes are killed together.
 pub fn run(mut command: Command, limits: &Limits) -> Result<Output> {
     let program = format!("{:?}", command.get_program());
-    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
     let rl = limits.clone();
     // SAFETY: the closure only calls async-signal-safe setrlimit between fork and exec.
     unsafe {
@@ -145,7 +149,12 @@ pub fn run(mut command: Command, limits: &Limits) -> Result<Output> {
     } else {
         Exit::Signal(status.signal().unwrap_or(0))
     };
-    Ok(Output { exit, stdout, stderr, elapsed })
+    Ok(Output {
+        exit,
+        stdout,
+        stderr,
+        elapsed,
+    })
 }
 
 #[cfg(test)]
@@ -183,8 +192,13 @@ mod tests {
     fn file_size_limit_applies() {
         let dir = tempfile::tempdir().unwrap();
         let mut c = Command::new("sh");
-        c.arg("-c").arg("head -c 100000 /dev/zero > big").current_dir(dir.path());
-        let limits = Limits { file_size: 1000, ..Limits::program(Duration::from_secs(5)) };
+        c.arg("-c")
+            .arg("head -c 100000 /dev/zero > big")
+            .current_dir(dir.path());
+        let limits = Limits {
+            file_size: 1000,
+            ..Limits::program(Duration::from_secs(5))
+        };
         let out = run(c, &limits).unwrap();
         assert!(!out.success());
         assert!(std::fs::metadata(dir.path().join("big")).unwrap().len() <= 1000);

@@ -29,7 +29,10 @@ pub enum Rejection {
     Timeout,
     Crash(String),
     /// The UB check configuration printed something else than the reference.
-    Differs { config: String, detail: String },
+    Differs {
+        config: String,
+        detail: String,
+    },
 }
 
 impl fmt::Display for Rejection {
@@ -41,10 +44,22 @@ impl fmt::Display for Rejection {
             Rejection::Timeout => write!(f, "does not terminate within the seed timeout"),
             Rejection::Crash(m) => write!(f, "crashes: {m}"),
             Rejection::Differs { config, detail } => {
-                write!(f, "prints something else under {config} (undefined behaviour?): {detail}")
+                write!(
+                    f,
+                    "prints something else under {config} (undefined behaviour?): {detail}"
+                )
             }
         }
     }
+}
+
+/// The verdict on a candidate seed: a value, or the reason it was rejected.
+pub type Vetted<T> = std::result::Result<T, Rejection>;
+
+/// What running the profiling build of a seed produced.
+struct Profiled {
+    line_counts: BTreeMap<u32, u64>,
+    reference: RunResult,
 }
 
 /// A preprocessed seed: system `#include` lines, then the program's own code.
@@ -117,7 +132,10 @@ fn parse_marker(line: &str) -> Option<(String, Vec<u32>)> {
     let rest = rest.strip_prefix('"')?;
     let close = rest.rfind('"')?;
     let file = rest[..close].to_string();
-    let flags = rest[close + 1..].split_whitespace().filter_map(|f| f.parse().ok()).collect();
+    let flags = rest[close + 1..]
+        .split_whitespace()
+        .filter_map(|f| f.parse().ok())
+        .collect();
     Some((file, flags))
 }
 
@@ -154,7 +172,11 @@ struct GcovLine {
 pub fn parse_gcov(json: &[u8], source_name: &str) -> Result<BTreeMap<u32, u64>> {
     let report: GcovJson = serde_json::from_slice(json).context("gcov printed malformed JSON")?;
     let mut counts = BTreeMap::new();
-    for file in report.files.iter().filter(|f| Path::new(&f.file).file_name() == Path::new(source_name).file_name()) {
+    for file in report
+        .files
+        .iter()
+        .filter(|f| Path::new(&f.file).file_name() == Path::new(source_name).file_name())
+    {
         for line in &file.lines {
             *counts.entry(line.line_number).or_insert(0) += line.count;
         }
@@ -178,7 +200,13 @@ impl SeedMaker {
     pub fn new(config: Config, store: SeedStore, workdir: PathBuf) -> Result<Self> {
         std::fs::create_dir_all(&workdir)?;
         let system_dirs = system_include_dirs(&config)?;
-        Ok(SeedMaker { config, store, workdir, system_dirs, headers: HashMap::new() })
+        Ok(SeedMaker {
+            config,
+            store,
+            workdir,
+            system_dirs,
+            headers: HashMap::new(),
+        })
     }
 
     pub fn store(&self) -> &SeedStore {
@@ -192,25 +220,40 @@ impl SeedMaker {
     /// Generates one program with csmith.
     pub fn csmith(&self, random_seed: u64) -> Result<(String, String)> {
         let mut command = Command::new("csmith");
-        command.args(&self.config.csmith_args).arg("-s").arg(random_seed.to_string());
+        command
+            .args(&self.config.csmith_args)
+            .arg("-s")
+            .arg(random_seed.to_string());
         let out = run(command, &self.limits()).context("cannot run csmith")?;
         if !out.success() {
             bail!("csmith failed: {}", out.stderr_text().trim());
         }
         let origin = format!("csmith {} -s {random_seed}", self.config.csmith_args.join(" "));
-        Ok((String::from_utf8(out.stdout).context("csmith printed non-UTF-8")?, origin))
+        Ok((
+            String::from_utf8(out.stdout).context("csmith printed non-UTF-8")?,
+            origin,
+        ))
     }
 
     /// Normalizes, parses, profiles and vets a program; stores it when it is accepted.
-    pub fn make(&mut self, source: &str, origin: &str) -> Result<std::result::Result<SeedId, Rejection>> {
+    pub fn make(&mut self, source: &str, origin: &str) -> Result<Vetted<SeedId>> {
         let dir = tempfile::Builder::new().prefix("seed-").tempdir_in(&self.workdir)?;
         let original = dir.path().join("original.c");
         std::fs::write(&original, source)?;
         let mut command = Command::new(self.preprocessor());
-        command.arg("-E").arg("-I").arg(&self.config.csmith_include).arg(&original);
+        command
+            .arg("-E")
+            .arg("-I")
+            .arg(&self.config.csmith_include)
+            .arg(&original);
         let out = run(command, &self.limits())?;
         if !out.success() {
-            let message = out.stderr_text().lines().find(|l| l.contains("error")).unwrap_or("failed").to_string();
+            let message = out
+                .stderr_text()
+                .lines()
+                .find(|l| l.contains("error"))
+                .unwrap_or("failed")
+                .to_string();
             return Ok(Err(Rejection::Preprocess(message)));
         }
         let normalized = normalize(&String::from_utf8_lossy(&out.stdout), &self.system_dirs);
@@ -223,7 +266,7 @@ impl SeedMaker {
         if let Err(e) = Program::parse_parts(&text, &headers, include_block_len, &BTreeMap::new()) {
             return Ok(Err(Rejection::Parse(e.to_string())));
         }
-        let (line_counts, reference) = match self.profile(&text, dir.path())? {
+        let Profiled { line_counts, reference } = match self.profile(&text, dir.path())? {
             Ok(profile) => profile,
             Err(rejection) => return Ok(Err(rejection)),
         };
@@ -240,7 +283,10 @@ impl SeedMaker {
             let run = run_binary(&binary, self.config.seed_timeout())?;
             if !run.is_expected(*code, stdout) {
                 let detail = format!("{} instead of {}", run.describe(), reference.describe());
-                return Ok(Err(Rejection::Differs { config: check.name().to_string(), detail }));
+                return Ok(Err(Rejection::Differs {
+                    config: check.name().to_string(),
+                    detail,
+                }));
             }
         }
         let headers_hash = self.store.put_headers(&headers)?;
@@ -267,7 +313,7 @@ impl SeedMaker {
     }
 
     /// The include block expanded by the reference preprocessor, for parsing.
-    fn expand_headers(&mut self, includes: &str, dir: &Path) -> Result<std::result::Result<String, Rejection>> {
+    fn expand_headers(&mut self, includes: &str, dir: &Path) -> Result<Vetted<String>> {
         if let Some(expanded) = self.headers.get(includes) {
             return Ok(Ok(expanded.clone()));
         }
@@ -277,7 +323,9 @@ impl SeedMaker {
         command.arg("-E").arg("-P").arg(&path);
         let out = run(command, &self.limits())?;
         if !out.success() {
-            return Ok(Err(Rejection::Preprocess(out.stderr_text().lines().next().unwrap_or("").to_string())));
+            return Ok(Err(Rejection::Preprocess(
+                out.stderr_text().lines().next().unwrap_or("").to_string(),
+            )));
         }
         let expanded = String::from_utf8_lossy(&out.stdout).into_owned();
         self.headers.insert(includes.to_string(), expanded.clone());
@@ -285,20 +333,31 @@ impl SeedMaker {
     }
 
     /// Compiles with the reference configuration plus `--coverage`, runs, reads gcov.
-    fn profile(&self, text: &str, dir: &Path) -> Result<std::result::Result<(BTreeMap<u32, u64>, RunResult), Rejection>> {
+    fn profile(&self, text: &str, dir: &Path) -> Result<Vetted<Profiled>> {
         let source = dir.join("seed.c");
         std::fs::write(&source, text)?;
         let binary = dir.join("prof");
-        let (failure, _) = compile(&self.config.reference, &source, &binary, &["--coverage"], self.profile_compile_timeout())?;
+        let (failure, _) = compile(
+            &self.config.reference,
+            &source,
+            &binary,
+            &["--coverage"],
+            self.profile_compile_timeout(),
+        )?;
         if let Some(failure) = failure {
-            return Ok(Err(Rejection::Compile(format!("{}: {failure:?}", self.config.reference.name()))));
+            return Ok(Err(Rejection::Compile(format!(
+                "{}: {failure:?}",
+                self.config.reference.name()
+            ))));
         }
         let result = run_binary(&binary, self.config.seed_timeout())?;
         match &result {
             RunResult::TimedOut => return Ok(Err(Rejection::Timeout)),
             RunResult::Signaled(signal) => return Ok(Err(Rejection::Crash(format!("killed by signal {signal}")))),
             RunResult::Exited { len, .. } if *len > ccfuzz_observers::KEPT_OUTPUT => {
-                return Ok(Err(Rejection::Crash(format!("prints {len} bytes, more than a seed may"))))
+                return Ok(Err(Rejection::Crash(format!(
+                    "prints {len} bytes, more than a seed may"
+                ))))
             }
             RunResult::Exited { .. } => {}
         }
@@ -308,7 +367,10 @@ impl SeedMaker {
         if !out.success() {
             bail!("gcov failed on {}: {}", dir.display(), out.stderr_text().trim());
         }
-        Ok(Ok((parse_gcov(&out.stdout, "seed.c")?, result)))
+        Ok(Ok(Profiled {
+            line_counts: parse_gcov(&out.stdout, "seed.c")?,
+            reference: result,
+        }))
     }
 
     /// The gcov that matches the reference gcc (`gcc-12` → `gcov-12`).
@@ -336,7 +398,10 @@ fn system_include_dirs(config: &Config) -> Result<Vec<PathBuf>> {
         .map(|p| p.canonicalize().unwrap_or(p))
         .collect();
     if dirs.is_empty() {
-        bail!("cannot find the system include directories of {}", config.reference.name());
+        bail!(
+            "cannot find the system include directories of {}",
+            config.reference.name()
+        );
     }
     Ok(dirs)
 }
@@ -348,10 +413,16 @@ mod tests {
     #[test]
     fn normalize_keeps_own_code_and_hoists_system_includes() {
         let pre = "# 0 \"t.c\"\n# 0 \"<built-in>\"\n# 0 \"<command-line>\"\n# 1 \"/usr/include/stdc-predef.h\" 1 3 4\n# 0 \"<command-line>\" 2\n# 1 \"t.c\"\n# 1 \"/usr/include/stdio.h\" 1 3 4\nextern int printf(const char *, ...);\n# 2 \"t.c\" 2\n# 1 \"/usr/include/csmith/csmith.h\" 1\nint m = \n# 7 \"/usr/include/csmith/csmith.h\" 3 4\n(-128)\n# 7 \"/usr/include/csmith/csmith.h\"\n;\n# 1 \"/usr/include/x86_64-linux-gnu/bits/types.h\" 1 3 4\ntypedef int x;\n# 2 \"/usr/include/csmith/csmith.h\" 2\nstatic int helper;\n# 3 \"t.c\" 2\n\n\n\nint main(void) { return 0; }\n";
-        let dirs = [PathBuf::from("/usr/include/x86_64-linux-gnu"), PathBuf::from("/usr/include")];
+        let dirs = [
+            PathBuf::from("/usr/include/x86_64-linux-gnu"),
+            PathBuf::from("/usr/include"),
+        ];
         let n = normalize(pre, &dirs);
         assert_eq!(n.includes, "#include <stdio.h>\n#include <bits/types.h>\n");
-        assert_eq!(n.body, "int m = \n(-128)\n;\nstatic int helper;\n\nint main(void) { return 0; }\n");
+        assert_eq!(
+            n.body,
+            "int m = \n(-128)\n;\nstatic int helper;\n\nint main(void) { return 0; }\n"
+        );
     }
 
     #[test]

@@ -67,7 +67,10 @@ pub enum CType {
     Pointer(Box<CType>),
     Array(Box<CType>, Option<u64>),
     /// A struct or union, by tag (anonymous ones get a synthetic tag such as `<anon 3>`).
-    Record { union: bool, tag: String },
+    Record {
+        union: bool,
+        tag: String,
+    },
     Function,
     /// Anything the model does not need to understand (complex, `_Float128`, typeof, …).
     Other,

@@ -98,9 +98,15 @@ mod tests {
         let edits = [
             Edit::Delete { stmt: inc },
             Edit::Delete { stmt: block },
-            Edit::InsertBefore { stmt: ret, code: "a = 3;".into() },
+            Edit::InsertBefore {
+                stmt: ret,
+                code: "a = 3;".into(),
+            },
         ];
         assert_eq!(apply_edits(&p, &edits), "int f(int a) { if (a) ; a = 3;return a; }");
-        assert_eq!(apply_edits(&p, &edits[..1]), "int f(int a) { if (a) { ; a--; } return a; }");
+        assert_eq!(
+            apply_edits(&p, &edits[..1]),
+            "int f(int a) { if (a) { ; a--; } return a; }"
+        );
     }
 }

@@ -16,7 +16,10 @@ pub struct Variant {
 impl Variant {
     /// The seed itself, unedited.
     pub fn of_seed(seed: SeedId) -> Self {
-        Variant { seed, edits: Vec::new() }
+        Variant {
+            seed,
+            edits: Vec::new(),
+        }
     }
 
     /// A stable name: the content hash of the serialized variant.

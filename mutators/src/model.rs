@@ -121,7 +121,12 @@ pub struct Program {
 impl Program {
     /// Parses a stored seed, whose `#include` block stands for the expanded `headers`.
     pub fn parse(seed: &Seed, headers: &str) -> Result<Program, ParseError> {
-        Self::parse_parts(&seed.text, headers, seed.profile.include_block_len, &seed.profile.line_counts)
+        Self::parse_parts(
+            &seed.text,
+            headers,
+            seed.profile.include_block_len,
+            &seed.profile.line_counts,
+        )
     }
 
     /// Parses `text`, whose first `include_block_len` bytes are `#include` lines that expand to
@@ -136,11 +141,18 @@ impl Program {
             message: "include block is longer than the seed".into(),
         })?;
         let parse_text = format!("{headers}{body}");
-        let config = Config { flavor: Flavor::GnuC11, ..Config::default() };
+        let config = Config {
+            flavor: Flavor::GnuC11,
+            ..Config::default()
+        };
         let parse = parse_preprocessed(&config, parse_text).map_err(|e| {
             let seed_offset = (e.offset + include_block_len).saturating_sub(headers.len());
             let line = text[..seed_offset.min(text.len())].matches('\n').count() + 1;
-            let in_headers = if e.offset < headers.len() { " (in the system headers)" } else { "" };
+            let in_headers = if e.offset < headers.len() {
+                " (in the system headers)"
+            } else {
+                ""
+            };
             let mut expected: Vec<_> = e.expected.iter().copied().collect();
             expected.sort();
             ParseError {
@@ -154,7 +166,9 @@ impl Program {
             text,
             shift: include_block_len as isize - headers.len() as isize,
             header_len: headers.len(),
-            line_starts: std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect(),
+            line_starts: std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect(),
             line_counts,
             statements: Vec::new(),
             scopes: vec![Scope::default()],
@@ -250,7 +264,13 @@ impl<'a> Builder<'a> {
                 if def.statement.span.start < self.header_len {
                     return;
                 }
-                let ctx = Context { parent: None, depth: 0, in_loop: false, in_switch: false, scope: params };
+                let ctx = Context {
+                    parent: None,
+                    depth: 0,
+                    in_loop: false,
+                    in_switch: false,
+                    scope: params,
+                };
                 let visible = self.scopes[params].vars.len();
                 let body = self.statement(&def.statement, ctx, visible);
                 self.statements[body as usize].function_body = true;
@@ -282,7 +302,13 @@ impl<'a> Builder<'a> {
         let (name, ty) = self.declarator_type(base.ty.clone(), declarator);
         if let Some(name) = name {
             if ty != CType::Function {
-                let var = Variable { name, ty, is_const: base.is_const, is_volatile: base.is_volatile, global };
+                let var = Variable {
+                    name,
+                    ty,
+                    is_const: base.is_const,
+                    is_volatile: base.is_volatile,
+                    global,
+                };
                 self.scopes[scope].vars.push(var);
             }
         }
@@ -291,7 +317,12 @@ impl<'a> Builder<'a> {
     fn base_type<'s>(&mut self, specs: impl Iterator<Item = SpecOrQual<'s>>) -> BaseType {
         let mut ints = IntSpecifiers::default();
         let mut ty = None;
-        let mut base = BaseType { ty: CType::Other, is_const: false, is_volatile: false, is_typedef: false };
+        let mut base = BaseType {
+            ty: CType::Other,
+            is_const: false,
+            is_volatile: false,
+            is_typedef: false,
+        };
         let mut long_double = false;
         for spec in specs {
             match spec {
@@ -347,7 +378,9 @@ impl<'a> Builder<'a> {
         if let Some(declarations) = &s.declarations {
             let mut fields = Vec::new();
             for declaration in declarations {
-                let StructDeclaration::Field(field) = &declaration.node else { continue };
+                let StructDeclaration::Field(field) = &declaration.node else {
+                    continue;
+                };
                 let base = self.base_type(field.node.specifiers.iter().map(|s| match &s.node {
                     SpecifierQualifier::TypeSpecifier(t) => SpecOrQual::Type(&t.node),
                     SpecifierQualifier::TypeQualifier(q) => SpecOrQual::Qualifier(q.node.clone()),
@@ -450,8 +483,15 @@ impl<'a> Builder<'a> {
             scope: ctx.scope,
             visible,
         });
-        let child_ctx = Context { parent: Some(id), depth: ctx.depth + 1, ..ctx };
-        let loop_ctx = Context { in_loop: true, ..child_ctx };
+        let child_ctx = Context {
+            parent: Some(id),
+            depth: ctx.depth + 1,
+            ..ctx
+        };
+        let loop_ctx = Context {
+            in_loop: true,
+            ..child_ctx
+        };
         let mut children = Vec::new();
         match &node.node {
             AstStatement::Labeled(labeled) => {
@@ -481,7 +521,10 @@ impl<'a> Builder<'a> {
                 }
             }
             AstStatement::Switch(s) => {
-                let switch_ctx = Context { in_switch: true, ..child_ctx };
+                let switch_ctx = Context {
+                    in_switch: true,
+                    ..child_ctx
+                };
                 children.push(self.statement(&s.node.statement, switch_ctx, visible));
             }
             AstStatement::While(s) => children.push(self.statement(&s.node.statement, loop_ctx, visible)),
@@ -512,7 +555,10 @@ impl<'a> Builder<'a> {
     }
 
     fn new_scope_at(&mut self, parent: ScopeId, visible: usize) -> ScopeId {
-        self.scopes.push(Scope { parent: Some((parent, visible)), vars: Vec::new() });
+        self.scopes.push(Scope {
+            parent: Some((parent, visible)),
+            vars: Vec::new(),
+        });
         self.scopes.len() - 1
     }
 }
@@ -554,12 +600,21 @@ mod tests {
 
     #[test]
     fn declarator_types_follow_c_precedence() {
-        let p = parse("int *a[3]; int (*b)[4]; unsigned long c; typedef short s16; const s16 d;", &[]);
+        let p = parse(
+            "int *a[3]; int (*b)[4]; unsigned long c; typedef short s16; const s16 d;",
+            &[],
+        );
         let vars = &p.scopes[0].vars;
         let ty = |n: &str| vars.iter().find(|v| v.name == n).unwrap().clone();
         let int = CType::Int(IntKind::Int);
-        assert_eq!(ty("a").ty, CType::Array(Box::new(CType::Pointer(Box::new(int.clone()))), Some(3)));
-        assert_eq!(ty("b").ty, CType::Pointer(Box::new(CType::Array(Box::new(int), Some(4)))));
+        assert_eq!(
+            ty("a").ty,
+            CType::Array(Box::new(CType::Pointer(Box::new(int.clone()))), Some(3))
+        );
+        assert_eq!(
+            ty("b").ty,
+            CType::Pointer(Box::new(CType::Array(Box::new(int), Some(4))))
+        );
         assert_eq!(ty("c").ty, CType::Int(IntKind::ULong));
         assert_eq!(ty("d").ty, CType::Int(IntKind::Short));
         assert!(ty("d").is_const);
@@ -567,7 +622,8 @@ mod tests {
 
     #[test]
     fn statements_have_spans_nesting_scopes_and_execution() {
-        let text = "int g;\nint f(int p) {\n  int x = 1;\n  if (p)\n  {\n    x = 2;\n  }\n  lbl: x++;\n  return x;\n}\n";
+        let text =
+            "int g;\nint f(int p) {\n  int x = 1;\n  if (p)\n  {\n    x = 2;\n  }\n  lbl: x++;\n  return x;\n}\n";
         // Lines 3, 4, 8, 9 ran; line 6 was instrumented and never ran.
         let p = parse(text, &[(3, 1), (4, 1), (6, 0), (8, 1), (9, 1)]);
         let body = p.roots[0];

@@ -62,7 +62,9 @@ impl<S: HasRand> Mutator<Variant, S> for OrionMutator {
             return Ok(MutationResult::Skipped);
         }
         input.edits.retain(|e| !matches!(e, Edit::Delete { .. }));
-        input.edits.extend(deleted.into_iter().map(|stmt| Edit::Delete { stmt }));
+        input
+            .edits
+            .extend(deleted.into_iter().map(|stmt| Edit::Delete { stmt }));
         Ok(MutationResult::Mutated)
     }
 

@@ -16,17 +16,28 @@ pub struct LoadedSeed {
     pub program: Program,
 }
 
+/// Parsed seeds by id, and their ids in loading order (the oldest is evicted first).
+#[derive(Debug, Default)]
+struct Cache {
+    loaded: HashMap<SeedId, Arc<LoadedSeed>>,
+    order: VecDeque<SeedId>,
+}
+
 /// Loads and parses seeds from the store on demand, keeping the most recently loaded ones.
 #[derive(Debug)]
 pub struct Programs {
     store: SeedStore,
     capacity: usize,
-    cache: Mutex<(HashMap<SeedId, Arc<LoadedSeed>>, VecDeque<SeedId>)>,
+    cache: Mutex<Cache>,
 }
 
 impl Programs {
     pub fn new(store: SeedStore, capacity: usize) -> Self {
-        Programs { store, capacity: capacity.max(1), cache: Mutex::new((HashMap::new(), VecDeque::new())) }
+        Programs {
+            store,
+            capacity: capacity.max(1),
+            cache: Mutex::new(Cache::default()),
+        }
     }
 
     pub fn store(&self) -> &SeedStore {
@@ -34,7 +45,7 @@ impl Programs {
     }
 
     pub fn get(&self, id: &SeedId) -> Result<Arc<LoadedSeed>> {
-        if let Some(loaded) = self.cache.lock().expect("cache lock").0.get(id) {
+        if let Some(loaded) = self.cache.lock().expect("cache lock").loaded.get(id) {
             return Ok(loaded.clone());
         }
         let seed = self.store.load(id)?;
@@ -42,14 +53,15 @@ impl Programs {
         let program = Program::parse(&seed, &headers).with_context(|| format!("stored seed {id} does not parse"))?;
         let loaded = Arc::new(LoadedSeed { seed, program });
         let mut guard = self.cache.lock().expect("cache lock");
-        let (map, order) = &mut *guard;
-        if map.len() >= self.capacity {
-            if let Some(oldest) = order.pop_front() {
-                map.remove(&oldest);
+        let cache = &mut *guard;
+        if cache.loaded.len() >= self.capacity {
+            if let Some(oldest) = cache.order.pop_front() {
+                cache.loaded.remove(&oldest);
             }
         }
-        map.insert(id.clone(), loaded.clone());
-        order.push_back(id.clone());
+        if cache.loaded.insert(id.clone(), loaded.clone()).is_none() {
+            cache.order.push_back(id.clone());
+        }
         Ok(loaded)
     }
 

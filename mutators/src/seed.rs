@@ -57,7 +57,12 @@ pub struct Seed {
 
 impl Seed {
     pub fn new(text: String, profile: SeedProfile, expected_output: Vec<u8>) -> Self {
-        Seed { id: SeedId::of_text(&text), text, profile, expected_output }
+        Seed {
+            id: SeedId::of_text(&text),
+            text,
+            profile,
+            expected_output,
+        }
     }
 }
 
@@ -120,7 +125,12 @@ impl SeedStore {
         if SeedId::of_text(&text) != *id {
             bail!("seed {id} in {} does not match its content hash", dir.display());
         }
-        Ok(Seed { id: id.clone(), text, profile, expected_output })
+        Ok(Seed {
+            id: id.clone(),
+            text,
+            profile,
+            expected_output,
+        })
     }
 
     /// Ids of every stored seed, sorted.

@@ -17,7 +17,11 @@ pub const KEPT_OUTPUT: usize = 64 * 1024;
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum RunResult {
     /// `stdout` holds at most [`KEPT_OUTPUT`] bytes of the `len` the program printed.
-    Exited { code: i32, stdout: Vec<u8>, len: usize },
+    Exited {
+        code: i32,
+        stdout: Vec<u8>,
+        len: usize,
+    },
     Signaled(i32),
     TimedOut,
 }
@@ -86,11 +90,18 @@ pub struct ExecutionObserver {
 
 impl ExecutionObserver {
     pub fn new(name: &'static str) -> Self {
-        ExecutionObserver { name: Cow::Borrowed(name), outcomes: Vec::new() }
+        ExecutionObserver {
+            name: Cow::Borrowed(name),
+            outcomes: Vec::new(),
+        }
     }
 
     pub fn record(&mut self, config: &str, outcome: ConfigOutcome, compile_ms: u64) {
-        self.outcomes.push(Outcome { config: config.to_string(), outcome, compile_ms });
+        self.outcomes.push(Outcome {
+            config: config.to_string(),
+            outcome,
+            compile_ms,
+        });
     }
 }
 
@@ -115,7 +126,9 @@ mod tests {
     fn outputs_are_capped_but_compared_in_full_length() {
         let long = vec![b'x'; KEPT_OUTPUT * 2];
         let run = RunResult::exited(0, long.clone());
-        let RunResult::Exited { stdout, len, .. } = &run else { panic!() };
+        let RunResult::Exited { stdout, len, .. } = &run else {
+            panic!()
+        };
         assert_eq!((stdout.len(), *len), (KEPT_OUTPUT, KEPT_OUTPUT * 2));
         assert!(run.is_expected(0, &long));
         assert!(!run.is_expected(0, &long[..KEPT_OUTPUT + 1]));

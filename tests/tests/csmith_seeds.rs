@@ -31,7 +31,14 @@ fn store() -> &'static (tempfile::TempDir, Vec<SeedId>) {
             .iter()
             .map(|first| {
                 ccfuzz()
-                    .args(["seeds", "--csmith", "125", "--first-seed", &first.to_string(), "--store"])
+                    .args([
+                        "seeds",
+                        "--csmith",
+                        "125",
+                        "--first-seed",
+                        &first.to_string(),
+                        "--store",
+                    ])
                     .arg(&store)
                     .arg("--config")
                     .arg(&config)
@@ -45,7 +52,11 @@ fn store() -> &'static (tempfile::TempDir, Vec<SeedId>) {
             assert!(output.status.success(), "{}", text(&output));
         }
         let ids = SeedStore::open(&store).unwrap().ids().unwrap();
-        assert!(ids.len() >= SEEDS, "only {} of 250 csmith programs were accepted", ids.len());
+        assert!(
+            ids.len() >= SEEDS,
+            "only {} of 250 csmith programs were accepted",
+            ids.len()
+        );
         (dir, ids)
     })
 }
@@ -62,7 +73,14 @@ fn outputs(text: &str, dir: &Path) -> Vec<(String, ConfigOutcome)> {
         .iter()
         .map(|c| {
             let config = CompilerConfig::new(*c);
-            let (outcome, _) = compile_and_run(&config, &source, &dir.join("prog"), Duration::from_secs(120), Duration::from_secs(20)).unwrap();
+            let (outcome, _) = compile_and_run(
+                &config,
+                &source,
+                &dir.join("prog"),
+                Duration::from_secs(120),
+                Duration::from_secs(20),
+            )
+            .unwrap();
             (c.to_string(), outcome)
         })
         .collect()
@@ -80,7 +98,10 @@ fn expect_seed_output(programs: &Programs, id: &SeedId, text: &str, dir: &Path, 
 }
 
 /// Runs `check` over the ids on two threads and collects the failures.
-fn on_two_threads(ids: &[SeedId], check: impl Fn(&Programs, &SeedId, &Path) -> Result<(), String> + Sync) -> Vec<String> {
+fn on_two_threads(
+    ids: &[SeedId],
+    check: impl Fn(&Programs, &SeedId, &Path) -> Result<(), String> + Sync,
+) -> Vec<String> {
     let half = ids.len().div_ceil(2);
     std::thread::scope(|scope| {
         let handles: Vec<_> = ids
@@ -90,7 +111,10 @@ fn on_two_threads(ids: &[SeedId], check: impl Fn(&Programs, &SeedId, &Path) -> R
                 scope.spawn(move || {
                     let programs = Programs::new(SeedStore::open(store_path()).unwrap(), 4);
                     let dir = tempfile::tempdir().unwrap();
-                    chunk.iter().filter_map(|id| check(&programs, id, dir.path()).err()).collect::<Vec<_>>()
+                    chunk
+                        .iter()
+                        .filter_map(|id| check(&programs, id, dir.path()).err())
+                        .collect::<Vec<_>>()
                 })
             })
             .collect();
@@ -110,17 +134,37 @@ fn seeds_keep_their_meaning_and_re_emit_exactly() {
         expect_seed_output(programs, id, &emitted, dir, "re-emitted text")?;
         // The normalized seed prints what csmith's original program prints.
         let csmith_args: Vec<&str> = loaded.seed.profile.origin.split_whitespace().skip(1).collect();
-        let original = std::process::Command::new("csmith").args(&csmith_args).output().unwrap().stdout;
+        let original = std::process::Command::new("csmith")
+            .args(&csmith_args)
+            .output()
+            .unwrap()
+            .stdout;
         let source = dir.join("original.c");
         std::fs::write(&source, original).unwrap();
         let config = CompilerConfig::new("gcc -O0 -I/usr/include/csmith");
-        let (outcome, _) = compile_and_run(&config, &source, &dir.join("orig"), Duration::from_secs(120), Duration::from_secs(20)).unwrap();
+        let (outcome, _) = compile_and_run(
+            &config,
+            &source,
+            &dir.join("orig"),
+            Duration::from_secs(120),
+            Duration::from_secs(20),
+        )
+        .unwrap();
         match outcome {
-            ConfigOutcome::Ran { run } if run.is_expected(loaded.seed.profile.expected_exit, &loaded.seed.expected_output) => Ok(()),
+            ConfigOutcome::Ran { run }
+                if run.is_expected(loaded.seed.profile.expected_exit, &loaded.seed.expected_output) =>
+            {
+                Ok(())
+            }
             other => Err(format!("csmith's original of seed {id} prints {other:?}")),
         }
     });
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -145,11 +189,21 @@ fn orion_variants_print_their_seeds_output() {
             }
         }
         let edits: Vec<Edit> = deleted.into_iter().map(|stmt| Edit::Delete { stmt }).collect();
-        let text = programs.materialize(&Variant { seed: id.clone(), edits }).unwrap();
+        let text = programs
+            .materialize(&Variant {
+                seed: id.clone(),
+                edits,
+            })
+            .unwrap();
         if text == loaded.seed.text {
             return Err(format!("the Orion variant of seed {id} equals the seed"));
         }
         expect_seed_output(programs, id, &text, dir, "Orion variant")
     });
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

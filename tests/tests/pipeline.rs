@@ -16,7 +16,11 @@ fn implementation_defined_char_signedness_is_an_output_mismatch() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let config = write_config(dir.path(), &["gcc -O0 -funsigned-char", "gcc -O1"], 60.0);
-    let log = campaign(&out, &config, &["--seeds", seeds("char").to_str().unwrap(), "--iterations", "6"]);
+    let log = campaign(
+        &out,
+        &config,
+        &["--seeds", seeds("char").to_str().unwrap(), "--iterations", "6"],
+    );
     assert!(log.contains("seeds: 2 accepted, 0 rejected"), "{log}");
     let found = findings(&out);
     // Every variant of plain_char.c shows the same symptom: one finding, not one per variant.
@@ -48,20 +52,42 @@ fn bad_seeds_are_rejected_with_their_reason() {
         .unwrap();
     let log = text(&output);
     assert!(output.status.success(), "{log}");
-    let line = |name: &str| log.lines().find(|l| l.contains(name)).unwrap_or_else(|| panic!("no line for {name}:\n{log}")).to_string();
+    let line = |name: &str| {
+        log.lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("no line for {name}:\n{log}"))
+            .to_string()
+    };
     assert!(line("malformed.c").contains("rejected: does not parse"), "{log}");
     assert!(line("endless.c").contains("rejected: does not terminate"), "{log}");
-    assert!(line("unsequenced.c").contains("rejected: prints something else under clang -O0"), "{log}");
+    assert!(
+        line("unsequenced.c").contains("rejected: prints something else under clang -O0"),
+        "{log}"
+    );
     assert!(line("good.c").contains("accepted as"), "{log}");
     assert!(log.contains("seeds: 1 accepted, 3 rejected"), "{log}");
-    assert_eq!(SeedStore::open(dir.path().join("store")).unwrap().ids().unwrap().len(), 1);
+    assert_eq!(
+        SeedStore::open(dir.path().join("store")).unwrap().ids().unwrap().len(),
+        1
+    );
 }
 
 /// Profiles one seed into `out/seeds` and returns its id.
 fn store_seed(out: &std::path::Path, config: &std::path::Path, seed_dir: &std::path::Path) -> SeedId {
-    let output = ccfuzz().args(["seeds", "--store"]).arg(out.join("seeds")).arg("--dir").arg(seed_dir).arg("--config").arg(config).output().unwrap();
+    let output = ccfuzz()
+        .args(["seeds", "--store"])
+        .arg(out.join("seeds"))
+        .arg("--dir")
+        .arg(seed_dir)
+        .arg("--config")
+        .arg(config)
+        .output()
+        .unwrap();
     let log = text(&output);
-    let id = log.lines().find_map(|l| l.split("accepted as ").nth(1)).unwrap_or_else(|| panic!("{log}"));
+    let id = log
+        .lines()
+        .find_map(|l| l.split("accepted as ").nth(1))
+        .unwrap_or_else(|| panic!("{log}"));
     SeedId(id.trim().to_string())
 }
 
@@ -78,12 +104,31 @@ fn a_real_clang_crash_in_a_variant_is_a_crash_finding() {
     // A variant that inserts clang's crash pragma before a statement that ran.
     let programs = Programs::new(SeedStore::open(out.join("seeds")).unwrap(), 1);
     let program = &programs.get(&id).unwrap().program;
-    let target = program.statements.iter().find(|s| s.execution == Execution::Executed && !s.function_body).unwrap().id;
-    let variant = Variant { seed: id, edits: vec![Edit::InsertBefore { stmt: target, code: "\n#pragma clang __debug crash\n".into() }] };
+    let target = program
+        .statements
+        .iter()
+        .find(|s| s.execution == Execution::Executed && !s.function_body)
+        .unwrap()
+        .id;
+    let variant = Variant {
+        seed: id,
+        edits: vec![Edit::InsertBefore {
+            stmt: target,
+            code: "\n#pragma clang __debug crash\n".into(),
+        }],
+    };
     let file = dir.path().join("variant");
     variant.to_file(&file).unwrap();
 
-    let output = ccfuzz().arg("replay").arg("--out").arg(&out).arg("--config").arg(&config).arg(&file).output().unwrap();
+    let output = ccfuzz()
+        .arg("replay")
+        .arg("--out")
+        .arg(&out)
+        .arg("--config")
+        .arg(&config)
+        .arg(&file)
+        .output()
+        .unwrap();
     let log = text(&output);
     assert!(output.status.success(), "{log}");
     let found = findings(&out);
@@ -91,9 +136,17 @@ fn a_real_clang_crash_in_a_variant_is_a_crash_finding() {
     let finding = finding_json(&found[0]);
     assert_eq!(finding["kind"], "crash");
     assert_eq!(finding["configuration"], "clang -O0");
-    assert!(finding["message"].as_str().unwrap().contains("current parser token 'pragma'"), "{finding}");
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .contains("current parser token 'pragma'"),
+        "{finding}"
+    );
     assert_eq!(finding["edits"].as_array().unwrap().len(), 1);
-    assert!(std::fs::read_to_string(found[0].join("variant.c")).unwrap().contains("#pragma clang __debug crash"));
+    assert!(std::fs::read_to_string(found[0].join("variant.c"))
+        .unwrap()
+        .contains("#pragma clang __debug crash"));
     assert_reproduces(&found[0]);
 }
 
@@ -107,9 +160,25 @@ fn slow_to_optimize() -> String {
         "  for (i = 0; i < 3; i++) {".into(),
     ];
     for k in 0..3000 {
-        lines.push(format!("    x = x * {}u + y; y ^= x >> {}; v[{}] += x ^ y;", k % 7 + 3, k % 13 + 1, k % 64));
+        lines.push(format!(
+            "    x = x * {}u + y; y ^= x >> {}; v[{}] += x ^ y;",
+            k % 7 + 3,
+            k % 13 + 1,
+            k % 64
+        ));
     }
-    lines.extend(["  }", "  if (x == 12345u) {", "    v[0] = 1;", "  }", "  printf(\"%u %u\\n\", x, y + v[5]);", "  return 0;", "}"].map(String::from));
+    lines.extend(
+        [
+            "  }",
+            "  if (x == 12345u) {",
+            "    v[0] = 1;",
+            "  }",
+            "  printf(\"%u %u\\n\", x, y + v[5]);",
+            "  return 0;",
+            "}",
+        ]
+        .map(String::from),
+    );
     lines.join("\n") + "\n"
 }
 
@@ -121,7 +190,11 @@ fn a_compile_that_outlives_its_timeout_is_a_hang() {
     std::fs::create_dir_all(&seed_dir).unwrap();
     std::fs::write(seed_dir.join("slow.c"), slow_to_optimize()).unwrap();
     let config = write_config(dir.path(), &["gcc -O3"], 3.0);
-    let log = campaign(&out, &config, &["--seeds", seed_dir.to_str().unwrap(), "--iterations", "2"]);
+    let log = campaign(
+        &out,
+        &config,
+        &["--seeds", seed_dir.to_str().unwrap(), "--iterations", "2"],
+    );
     let found = findings(&out);
     assert_eq!(found.len(), 1, "{log}");
     let finding = finding_json(&found[0]);

@@ -47,7 +47,10 @@ fn sigkill_then_resume_loses_nothing() {
     let start = Instant::now();
     // Wait until both seeds are in the corpus and the mismatch is saved, and a few variants ran.
     while !(corpus_entries(&out).len() == 2 && findings(&out).len() == 1) {
-        assert!(start.elapsed() < Duration::from_secs(120), "the campaign made no progress");
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the campaign made no progress"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     std::thread::sleep(Duration::from_secs(2));
@@ -56,10 +59,17 @@ fn sigkill_then_resume_loses_nothing() {
     let corpus_before = corpus_entries(&out);
     let findings_before = findings(&out);
 
-    let log = campaign(&out, &config, &["--seeds", seeds.to_str().unwrap(), "--iterations", "3"]);
+    let log = campaign(
+        &out,
+        &config,
+        &["--seeds", seeds.to_str().unwrap(), "--iterations", "3"],
+    );
     assert!(log.contains("resumed with 2 corpus entries"), "{log}");
     let corpus_after = corpus_entries(&out);
-    assert!(corpus_after.is_superset(&corpus_before), "{corpus_before:?} -> {corpus_after:?}");
+    assert!(
+        corpus_after.is_superset(&corpus_before),
+        "{corpus_before:?} -> {corpus_after:?}"
+    );
     assert_eq!(findings(&out), findings_before);
     for finding in findings(&out) {
         assert_reproduces(&finding);

@@ -12,7 +12,11 @@ pub fn ccfuzz_bin() -> PathBuf {
             .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
         target.join("debug/ccfuzz")
     });
-    assert!(path.is_file(), "{} is missing: build it first (`cargo build --bin ccfuzz`, as `make test` does)", path.display());
+    assert!(
+        path.is_file(),
+        "{} is missing: build it first (`cargo build --bin ccfuzz`, as `make test` does)",
+        path.display()
+    );
     path
 }
 
@@ -28,7 +32,11 @@ pub fn seeds(folder: &str) -> PathBuf {
 
 /// Writes a campaign configuration testing `configurations` and returns its path.
 pub fn write_config(dir: &Path, configurations: &[&str], compile_timeout: f64) -> PathBuf {
-    let list = configurations.iter().map(|c| format!("{c:?}")).collect::<Vec<_>>().join(", ");
+    let list = configurations
+        .iter()
+        .map(|c| format!("{c:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     let text = format!(
         "reference = \"gcc -O0\"\nub_check = [\"clang -O0\"]\nconfigurations = [{list}]\ncompile_timeout = {compile_timeout:?}\nseed_timeout = 5.0\nrun_timeout = 10.0\ncsmith_include = \"/usr/include/csmith\"\ncsmith_args = [\"--no-packed-struct\"]\n"
     );
@@ -38,11 +46,19 @@ pub fn write_config(dir: &Path, configurations: &[&str], compile_timeout: f64) -
 }
 
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 pub fn text(output: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
 }
 
 /// Runs a campaign to completion and returns its combined output.
@@ -65,7 +81,10 @@ pub fn campaign(out: &Path, config: &Path, extra: &[&str]) -> String {
 /// The finding directories of a campaign, sorted.
 pub fn findings(out: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = match std::fs::read_dir(out.join("findings")) {
-        Ok(entries) => entries.map(|e| e.unwrap().path()).filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.')).collect(),
+        Ok(entries) => entries
+            .map(|e| e.unwrap().path())
+            .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+            .collect(),
         Err(_) => Vec::new(),
     };
     dirs.sort();
