@@ -4,6 +4,7 @@
 
 use crate::campaign::ClientReport;
 use crate::config::Config;
+use crate::runner::cpu_seconds;
 use crate::seeds::SeedMaker;
 use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::edit::apply_edits;
@@ -12,7 +13,7 @@ use ccfuzz_mutators::orion::orion_prune;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::SeedStore;
 use libafl_bolts::rands::StdRand;
-use nix::sys::resource::{getrusage, UsageWho};
+use nix::sys::resource::UsageWho;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -31,9 +32,7 @@ fn median(values: &mut [Duration]) -> Duration {
 }
 
 fn children_cpu() -> Result<f64> {
-    let usage = getrusage(UsageWho::RUSAGE_CHILDREN)?;
-    let (u, s) = (usage.user_time(), usage.system_time());
-    Ok(u.tv_sec() as f64 + u.tv_usec() as f64 / 1e6 + s.tv_sec() as f64 + s.tv_usec() as f64 / 1e6)
+    Ok(cpu_seconds(UsageWho::RUSAGE_CHILDREN)?)
 }
 
 fn free_port() -> Result<u16> {

@@ -10,6 +10,7 @@ use crate::config::Config;
 use crate::executor::CompileRunExecutor;
 use crate::manager::ConfiguredManager;
 use crate::objective::FindingsObjective;
+use crate::runner::cpu_seconds;
 use crate::seeds::SeedMaker;
 use anyhow::{Context, Result};
 use ccfuzz_mutators::input::Variant;
@@ -139,17 +140,11 @@ pub struct ClientReport {
 }
 
 fn write_client_report(out: &Path, id: usize, executions: u64) -> std::io::Result<()> {
-    use nix::sys::resource::{getrusage, UsageWho};
-    let cpu = |who| {
-        getrusage(who).map(|u| {
-            let (user, system) = (u.user_time(), u.system_time());
-            user.tv_sec() as f64 + user.tv_usec() as f64 / 1e6 + system.tv_sec() as f64 + system.tv_usec() as f64 / 1e6
-        })
-    };
+    use nix::sys::resource::UsageWho;
     let report = ClientReport {
         executions,
-        own_cpu: cpu(UsageWho::RUSAGE_SELF)?,
-        children_cpu: cpu(UsageWho::RUSAGE_CHILDREN)?,
+        own_cpu: cpu_seconds(UsageWho::RUSAGE_SELF)?,
+        children_cpu: cpu_seconds(UsageWho::RUSAGE_CHILDREN)?,
     };
     let dir = out.join("clients");
     std::fs::create_dir_all(&dir)?;

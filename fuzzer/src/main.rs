@@ -241,7 +241,8 @@ fn main() -> Result<()> {
         } => {
             let config = load_config(config.as_deref())?;
             let seed_store = SeedStore::open(&store)?;
-            let workdir = store.join(".tmp");
+            // Several `ccfuzz seeds` may fill one store at once: each gets its own scratch.
+            let workdir = store.join(format!(".tmp-{}", std::process::id()));
             if let Some(dir) = dir {
                 profile_directory(&config, &seed_store, &dir, &workdir)?;
             }

@@ -96,6 +96,14 @@ fn read_capped(mut pipe: impl Read + Send + 'static, cap: usize) -> thread::Join
     })
 }
 
+/// User plus system CPU seconds of this process (`RUSAGE_SELF`) or of its waited-for
+/// descendants (`RUSAGE_CHILDREN`).
+pub fn cpu_seconds(who: nix::sys::resource::UsageWho) -> nix::Result<f64> {
+    let usage = nix::sys::resource::getrusage(who)?;
+    let (user, system) = (usage.user_time(), usage.system_time());
+    Ok(user.tv_sec() as f64 + system.tv_sec() as f64 + (user.tv_usec() + system.tv_usec()) as f64 / 1e6)
+}
+
 /// Runs `command` to completion or timeout. The child leads a new process group so that a
 /// compiler driver and its sub-processes are killed together.
 pub fn run(mut command: Command, limits: &Limits) -> Result<Output> {

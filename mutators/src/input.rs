@@ -33,3 +33,21 @@ impl Input for Variant {
         self.name()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variants_are_small_on_the_wire_and_round_trip() {
+        let seed = SeedId::of_text("int main(void) { return 0; }");
+        let edits = (0..100).map(|i| Edit::Delete { stmt: 1000 + i * 7 }).collect();
+        let variant = Variant { seed, edits };
+        let bytes = postcard::to_allocvec(&variant).unwrap();
+        // 33 bytes of seed id and three bytes per deletion: the text never travels.
+        assert!(bytes.len() < 400, "{} bytes", bytes.len());
+        assert_eq!(postcard::from_bytes::<Variant>(&bytes).unwrap(), variant);
+        assert_eq!(variant.name(), variant.clone().name());
+        assert_ne!(variant.name(), Variant::of_seed(variant.seed.clone()).name());
+    }
+}
