@@ -5,8 +5,10 @@ mod common;
 
 use ccfuzz::compile::compile_and_run;
 use ccfuzz::config::CompilerConfig;
+use ccfuzz_mutators::ctype::CType;
 use ccfuzz_mutators::edit::Edit;
 use ccfuzz_mutators::input::Variant;
+use ccfuzz_mutators::model::Variable;
 use ccfuzz_mutators::orion::orion_prune;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
@@ -130,6 +132,19 @@ fn seeds_keep_their_meaning_and_re_emit_exactly() {
         let emitted = programs.materialize(&Variant::of_seed(id.clone())).unwrap();
         if emitted != loaded.seed.text {
             return Err(format!("seed {id} does not re-emit to its own text"));
+        }
+        // Every statement sees csmith's integer globals (`int32_t g_1` is an int) and its
+        // function's locals and parameters.
+        let program = &loaded.program;
+        let ints = |vars: Vec<&Variable>| vars.iter().filter(|v| matches!(v.ty, CType::Int(_))).count();
+        let globals = ints(program.scopes[0].vars.iter().filter(|v| v.name.starts_with("g_")).collect());
+        if globals == 0 {
+            return Err(format!("seed {id}: no integer global in the file scope"));
+        }
+        for stmt in &program.statements {
+            if ints(program.vars_in_scope(stmt.id)) < globals {
+                return Err(format!("seed {id}: statement {} does not see the globals", stmt.id));
+            }
         }
         expect_seed_output(programs, id, &emitted, dir, "re-emitted text")?;
         // The normalized seed prints what csmith's original program prints.
