@@ -31,7 +31,7 @@ use libafl::monitors::{MultiMonitor, OnDiskJsonAggregateMonitor};
 use libafl::mutators::SingleChoiceScheduledMutator;
 use libafl::schedulers::QueueScheduler;
 use libafl::stages::StdMutationalStage;
-use libafl::state::{HasCorpus, HasExecutions, HasRand, StdState};
+use libafl::state::{HasCorpus, HasExecutions, HasImported, HasRand, StdState};
 use libafl::{Error, HasMetadata};
 use libafl_bolts::core_affinity::Cores;
 use libafl_bolts::rands::{Rand, StdRand};
@@ -133,16 +133,21 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ClientReport {
     pub executions: u64,
+    /// Corpus entries the client held, and how many of them came from other cores.
+    pub corpus: usize,
+    pub imported: usize,
     /// CPU seconds of the client process itself (mutation, materialization, judging, LLMP).
     pub own_cpu: f64,
     /// CPU seconds of its children: compilers, test binaries, csmith.
     pub children_cpu: f64,
 }
 
-fn write_client_report(out: &Path, id: usize, executions: u64) -> std::io::Result<()> {
+fn write_client_report(out: &Path, id: usize, state: &CampaignState) -> std::io::Result<()> {
     use nix::sys::resource::UsageWho;
     let report = ClientReport {
-        executions,
+        executions: *state.executions(),
+        corpus: state.corpus().count(),
+        imported: *state.imported(),
         own_cpu: cpu_seconds(UsageWho::RUSAGE_SELF)?,
         children_cpu: cpu_seconds(UsageWho::RUSAGE_CHILDREN)?,
     };
@@ -463,7 +468,7 @@ where
         let out_of_iterations = options.iterations.is_some_and(|n| *state.executions() >= n);
         if out_of_time || out_of_iterations {
             mgr.report_progress(&mut state)?;
-            if let Err(e) = write_client_report(&options.out, desc.id(), *state.executions()) {
+            if let Err(e) = write_client_report(&options.out, desc.id(), &state) {
                 log::warn!("cannot write the report of client {}: {e}", desc.id());
             }
             mgr.send_exiting()?;

@@ -46,7 +46,9 @@ pub fn compile(
 ) -> Result<(Option<ConfigOutcome>, Duration)> {
     let mut command = config.command(source, binary, extra);
     if let Some(dir) = source.parent() {
-        command.current_dir(dir);
+        // Compilers' own temporary files go to the private directory too: they are removed with
+        // it, and two cores running one compiler cannot collide on a fixed name in /tmp.
+        command.current_dir(dir).env("TMPDIR", dir);
     }
     let out = run(command, &Limits::compiler(timeout))?;
     let stderr = out.stderr_text();

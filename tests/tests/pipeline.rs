@@ -219,3 +219,34 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     all
 }
+
+#[test]
+fn two_cores_share_their_seeds_over_llmp() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["gcc -O1"], 60.0);
+    let output = ccfuzz()
+        .arg("fuzz")
+        .arg("--out")
+        .arg(&out)
+        .arg("--config")
+        .arg(&config)
+        .arg("--seeds")
+        .arg(seeds("char"))
+        .args(["--cores", "0-1", "--iterations", "6", "--broker-port", &free_port().to_string()])
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    let mut reports = Vec::new();
+    for entry in std::fs::read_dir(out.join("clients")).unwrap() {
+        reports.push(serde_json::from_slice::<serde_json::Value>(&std::fs::read(entry.unwrap().path()).unwrap()).unwrap());
+    }
+    assert_eq!(reports.len(), 2, "{log}");
+    // Each client executed its share of the two seeds and took the other one from its peer
+    // without executing it.
+    for report in &reports {
+        assert_eq!(report["corpus"], 2, "{reports:?}");
+        assert_eq!(report["imported"], 1, "{reports:?}");
+    }
+}
