@@ -137,7 +137,13 @@ fn seeds_keep_their_meaning_and_re_emit_exactly() {
         // function's locals and parameters.
         let program = &loaded.program;
         let ints = |vars: Vec<&Variable>| vars.iter().filter(|v| matches!(v.ty, CType::Int(_))).count();
-        let globals = ints(program.scopes[0].vars.iter().filter(|v| v.name.starts_with("g_")).collect());
+        let globals = ints(
+            program.scopes[0]
+                .vars
+                .iter()
+                .filter(|v| v.name.starts_with("g_"))
+                .collect(),
+        );
         if globals == 0 {
             return Err(format!("seed {id}: no integer global in the file scope"));
         }

@@ -233,14 +233,22 @@ fn two_cores_share_their_seeds_over_llmp() {
         .arg(&config)
         .arg("--seeds")
         .arg(seeds("char"))
-        .args(["--cores", "0-1", "--iterations", "6", "--broker-port", &free_port().to_string()])
+        .args([
+            "--cores",
+            "0-1",
+            "--iterations",
+            "6",
+            "--broker-port",
+            &free_port().to_string(),
+        ])
         .output()
         .unwrap();
     let log = text(&output);
     assert!(output.status.success(), "{log}");
     let mut reports = Vec::new();
     for entry in std::fs::read_dir(out.join("clients")).unwrap() {
-        reports.push(serde_json::from_slice::<serde_json::Value>(&std::fs::read(entry.unwrap().path()).unwrap()).unwrap());
+        reports
+            .push(serde_json::from_slice::<serde_json::Value>(&std::fs::read(entry.unwrap().path()).unwrap()).unwrap());
     }
     assert_eq!(reports.len(), 2, "{log}");
     // Each client executed its share of the two seeds and took the other one from its peer
