@@ -2,59 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The integer types of C on x86-64 (LP64; plain `char` is signed as in gcc and clang).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum IntKind {
-    Bool,
-    Char,
-    SChar,
-    UChar,
-    Short,
-    UShort,
-    Int,
-    UInt,
-    Long,
-    ULong,
-    LongLong,
-    ULongLong,
-}
-
-impl IntKind {
-    /// Width in bits.
-    pub fn bits(self) -> u32 {
-        match self {
-            IntKind::Bool | IntKind::Char | IntKind::SChar | IntKind::UChar => 8,
-            IntKind::Short | IntKind::UShort => 16,
-            IntKind::Int | IntKind::UInt => 32,
-            IntKind::Long | IntKind::ULong | IntKind::LongLong | IntKind::ULongLong => 64,
-        }
-    }
-
-    pub fn is_signed(self) -> bool {
-        matches!(
-            self,
-            IntKind::Char | IntKind::SChar | IntKind::Short | IntKind::Int | IntKind::Long | IntKind::LongLong
-        )
-    }
-
-    /// The C spelling of the type.
-    pub fn spelling(self) -> &'static str {
-        match self {
-            IntKind::Bool => "_Bool",
-            IntKind::Char => "char",
-            IntKind::SChar => "signed char",
-            IntKind::UChar => "unsigned char",
-            IntKind::Short => "short",
-            IntKind::UShort => "unsigned short",
-            IntKind::Int => "int",
-            IntKind::UInt => "unsigned int",
-            IntKind::Long => "long",
-            IntKind::ULong => "unsigned long",
-            IntKind::LongLong => "long long",
-            IntKind::ULongLong => "unsigned long long",
-        }
-    }
-}
+pub use ccfuzz_semantics::IntKind;
 
 /// A C type, with typedefs resolved and struct/union bodies referred to by tag.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
