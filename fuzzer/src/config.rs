@@ -100,6 +100,14 @@ pub struct Config {
     pub csmith_include: String,
     /// Extra arguments for csmith when it generates seeds.
     pub csmith_args: Vec<String>,
+    /// Probability that an executed statement is a valuation-profiling point (Hermes's
+    /// sparse profiling).
+    #[serde(default = "default_p_profile")]
+    pub p_profile: f64,
+}
+
+fn default_p_profile() -> f64 {
+    0.1
 }
 
 const OPT_LEVELS: [&str; 5] = ["-O0", "-O1", "-Os", "-O2", "-O3"];
@@ -126,6 +134,7 @@ impl Config {
             run_timeout: 10.0,
             csmith_include: "/usr/include/csmith".into(),
             csmith_args: vec!["--no-packed-struct".into()],
+            p_profile: default_p_profile(),
         }
     }
 

@@ -12,7 +12,9 @@ use crate::runner::{run, Limits};
 use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::model::Program;
 use ccfuzz_mutators::seed::{Seed, SeedId, SeedProfile, SeedStore};
+use ccfuzz_mutators::valuation::{Valuation, ValuationPlan, OUTPUT_FILE};
 use ccfuzz_observers::RunResult;
+use libafl_bolts::rands::StdRand;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -299,7 +301,48 @@ impl SeedMaker {
         };
         let seed = Seed::new(text, profile, stdout.clone());
         self.store.put(&seed)?;
+        match self.profile_valuation(&seed, &headers, dir.path())? {
+            Ok(valuation) => self.store.put_valuation(&seed.id, &valuation)?,
+            Err(reason) => log::warn!("seed {} has no valuation profile: {reason}", seed.id),
+        }
         Ok(Ok(seed.id))
+    }
+
+    /// Runs the seed instrumented with valuation probes at sampled points (the sample is
+    /// drawn from the seed's id, so it is the same every time).
+    fn profile_valuation(
+        &self,
+        seed: &Seed,
+        headers: &str,
+        dir: &Path,
+    ) -> Result<std::result::Result<Valuation, String>> {
+        let program = Program::parse(seed, headers).map_err(|e| anyhow::anyhow!("stored seed does not parse: {e}"))?;
+        let mut rand = StdRand::with_seed(u64::from_str_radix(&seed.id.0[..16], 16).unwrap_or(0));
+        let plan = ValuationPlan::sample(&program, self.config.p_profile, &mut rand);
+        let source = dir.join("valuation.c");
+        std::fs::write(&source, plan.instrument(&program, seed.profile.include_block_len))?;
+        let binary = dir.join("valuation");
+        let (failure, _) = compile(
+            &self.config.reference,
+            &source,
+            &binary,
+            &[],
+            self.profile_compile_timeout(),
+        )?;
+        if let Some(failure) = failure {
+            return Ok(Err(format!("the instrumented seed does not compile: {failure:?}")));
+        }
+        let output = dir.join(OUTPUT_FILE);
+        let _ = std::fs::remove_file(&output);
+        let run = run_binary(&binary, self.config.seed_timeout() * 4)?;
+        if !run.is_expected(seed.profile.expected_exit, &seed.expected_output) {
+            return Ok(Err(format!(
+                "the probes changed what the seed does: {}",
+                run.describe()
+            )));
+        }
+        let probes = std::fs::read_to_string(&output).unwrap_or_default();
+        Ok(Ok(plan.parse_output(&probes)))
     }
 
     /// Vetting a seed is not testing the compiler: it gets at least a minute per compilation

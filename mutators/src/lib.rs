@@ -12,3 +12,4 @@ pub mod model;
 pub mod orion;
 pub mod programs;
 pub mod seed;
+pub mod valuation;

@@ -84,6 +84,18 @@ pub struct Variable {
     pub is_const: bool,
     pub is_volatile: bool,
     pub global: bool,
+    /// Holds a determinate value wherever it is in scope: static storage (zero-initialized),
+    /// a parameter, or a local with an initializer.
+    pub initialized: bool,
+}
+
+/// A member of a struct or union.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub name: String,
+    pub ty: CType,
+    /// Width of a bit-field: its values and promotions differ from its declared type's.
+    pub bit_width: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -115,7 +127,7 @@ pub struct Program {
     /// Function bodies, in source order.
     pub roots: Vec<StmtId>,
     /// Fields of every struct and union, by tag.
-    pub records: BTreeMap<String, Vec<(String, CType)>>,
+    pub records: BTreeMap<String, Vec<Field>>,
 }
 
 impl Program {
@@ -221,7 +233,7 @@ struct Builder<'a> {
     statements: Vec<Statement>,
     scopes: Vec<Scope>,
     roots: Vec<StmtId>,
-    records: BTreeMap<String, Vec<(String, CType)>>,
+    records: BTreeMap<String, Vec<Field>>,
     typedefs: HashMap<String, CType>,
     anonymous_records: usize,
 }
@@ -281,6 +293,9 @@ impl<'a> Builder<'a> {
 
     fn declaration(&mut self, decl: &lang_c::ast::Declaration, scope: ScopeId, global: bool) {
         let base = self.base_type(decl.specifiers.iter().filter_map(decl_spec));
+        let is_static = decl.specifiers.iter().any(
+            |s| matches!(&s.node, DeclarationSpecifier::StorageClass(c) if c.node == StorageClassSpecifier::Static),
+        );
         for init in &decl.declarators {
             let (name, ty) = self.declarator_type(base.ty.clone(), &init.node.declarator.node);
             let Some(name) = name else { continue };
@@ -293,6 +308,7 @@ impl<'a> Builder<'a> {
                     is_const: base.is_const,
                     is_volatile: base.is_volatile,
                     global,
+                    initialized: global || is_static || init.node.initializer.is_some(),
                 });
             }
         }
@@ -308,6 +324,7 @@ impl<'a> Builder<'a> {
                     is_const: base.is_const,
                     is_volatile: base.is_volatile,
                     global,
+                    initialized: true,
                 };
                 self.scopes[scope].vars.push(var);
             }
@@ -390,7 +407,12 @@ impl<'a> Builder<'a> {
                     if let Some(declarator) = &d.node.declarator {
                         let (name, ty) = self.declarator_type(base.ty.clone(), &declarator.node);
                         if let Some(name) = name {
-                            fields.push((name, ty));
+                            let bit_width = d
+                                .node
+                                .bit_width
+                                .as_ref()
+                                .map(|w| integer_constant(&w.node).unwrap_or(0));
+                            fields.push(Field { name, ty, bit_width });
                         }
                     }
                 }

@@ -5,6 +5,7 @@ use crate::edit::apply_edits;
 use crate::input::Variant;
 use crate::model::Program;
 use crate::seed::{Seed, SeedId, SeedStore};
+use crate::valuation::Valuation;
 use anyhow::{Context, Result};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -14,6 +15,8 @@ use std::sync::{Arc, Mutex};
 pub struct LoadedSeed {
     pub seed: Seed,
     pub program: Program,
+    /// The valuation profile, for the live-code mutators (empty when it was not profiled).
+    pub valuation: Valuation,
 }
 
 /// Parsed seeds by id, and their ids in loading order (the oldest is evicted first).
@@ -51,7 +54,12 @@ impl Programs {
         let seed = self.store.load(id)?;
         let headers = self.store.headers(&seed.profile.headers)?;
         let program = Program::parse(&seed, &headers).with_context(|| format!("stored seed {id} does not parse"))?;
-        let loaded = Arc::new(LoadedSeed { seed, program });
+        let valuation = self.store.valuation(id)?.unwrap_or_default();
+        let loaded = Arc::new(LoadedSeed {
+            seed,
+            program,
+            valuation,
+        });
         let mut guard = self.cache.lock().expect("cache lock");
         let cache = &mut *guard;
         if cache.loaded.len() >= self.capacity {

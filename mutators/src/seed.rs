@@ -1,6 +1,7 @@
 //! The content-addressed seed store: each accepted seed's text, profile and reference output,
 //! written once and read by every core.
 
+use crate::valuation::Valuation;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -145,6 +146,26 @@ impl SeedStore {
         }
         ids.sort();
         Ok(ids)
+    }
+
+    /// Stores the valuation profile of a stored seed (replacing an earlier one).
+    pub fn put_valuation(&self, id: &SeedId, valuation: &Valuation) -> Result<()> {
+        let path = self.seed_dir(id).join("valuation.json");
+        let staging = path.with_extension(format!("tmp{}", std::process::id()));
+        fs::write(&staging, serde_json::to_vec(valuation)?)?;
+        fs::rename(&staging, &path).with_context(|| format!("cannot store the valuation of seed {id}"))
+    }
+
+    /// The valuation profile of a seed, if it has one.
+    pub fn valuation(&self, id: &SeedId) -> Result<Option<Valuation>> {
+        let path = self.seed_dir(id).join("valuation.json");
+        match fs::read(&path) {
+            Ok(bytes) => Ok(Some(
+                serde_json::from_slice(&bytes).with_context(|| format!("bad {}", path.display()))?,
+            )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
     }
 
     /// Stores an expanded header block and returns its hash.

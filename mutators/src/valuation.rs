@@ -1,0 +1,240 @@
+//! Valuation profiling (Hermes §4.1 and §4.5.1): which values each in-scope integer variable
+//! held at sampled program points. A seed is instrumented with probes before a random subset
+//! of its executed statements (probability P_profile), run once, and the probes' output is read
+//! back into a [`Valuation`]: point → readable lvalue → set of observed values.
+//!
+//! Hot loops are bounded: a point records at most [`HITS_PER_POINT`] hits and the whole run at
+//! most [`MAX_BYTES`]; a point that saw more is marked capped, and mutators do not use it,
+//! because its value sets may miss values that later hits had.
+
+use crate::ctype::{CType, IntKind};
+use crate::edit::{apply_edits, Edit};
+use crate::model::{Execution, Program, StmtId, StmtKind};
+use libafl_bolts::rands::Rand;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fmt::Write as _;
+
+/// Hits of one point that are recorded before it counts as capped.
+pub const HITS_PER_POINT: u32 = 64;
+/// Bytes of probe output after which every further hit caps its point.
+pub const MAX_BYTES: u64 = 32 << 20;
+/// Readable lvalues recorded at one point at most.
+pub const READABLES_PER_POINT: usize = 48;
+/// The file the probes write, in the working directory of the run.
+pub const OUTPUT_FILE: &str = "valuation.txt";
+
+/// An integer lvalue that can be read safely at a point.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Readable {
+    /// C expression: `x`, `g_5.f0`, `l_3[1][0]`.
+    pub expr: String,
+    pub kind: IntKind,
+    /// It may be assigned (not const).
+    pub assignable: bool,
+}
+
+/// What the profile knows about one point.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PointValues {
+    pub readables: Vec<Readable>,
+    /// Observed values of each readable, in the order of `readables`.
+    pub values: Vec<BTreeSet<i128>>,
+    pub hits: u32,
+    /// More hits happened than were recorded: the value sets may be incomplete.
+    pub capped: bool,
+}
+
+impl PointValues {
+    /// Complete value sets of at least one readable: Hermes may mutate here.
+    pub fn is_usable(&self) -> bool {
+        self.hits > 0 && !self.capped && !self.readables.is_empty()
+    }
+}
+
+/// The valuation profile of a seed: points that ran, by statement.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Valuation {
+    pub points: BTreeMap<StmtId, PointValues>,
+}
+
+impl Program {
+    /// Whether code may be inserted right before the statement without changing what the
+    /// program means: it is an item of a block or follows a label, it is not itself labelled
+    /// (code before a label runs only on fall-through), and it is not a function body.
+    pub fn accepts_insertion_before(&self, id: StmtId) -> bool {
+        let stmt = self.statement(id);
+        let Some(parent) = stmt.parent else { return false };
+        stmt.kind != StmtKind::Labeled && matches!(self.statement(parent).kind, StmtKind::Compound | StmtKind::Labeled)
+    }
+
+    /// Integer lvalues with determinate values at a statement: initialized, non-volatile
+    /// scalars, struct fields that are not bit-fields, and the first and last elements of
+    /// integer arrays; innermost declarations first, shadowed names left out.
+    pub fn readables(&self, id: StmtId) -> Vec<Readable> {
+        let mut seen = HashSet::new();
+        let mut readables = Vec::new();
+        for var in self.vars_in_scope(id) {
+            if !seen.insert(var.name.clone()) || !var.initialized || var.is_volatile {
+                continue;
+            }
+            self.expand(&var.name, &var.ty, !var.is_const, 0, &mut readables);
+            if readables.len() >= READABLES_PER_POINT {
+                readables.truncate(READABLES_PER_POINT);
+                break;
+            }
+        }
+        readables
+    }
+
+    fn expand(&self, expr: &str, ty: &CType, assignable: bool, depth: u32, out: &mut Vec<Readable>) {
+        match ty {
+            CType::Int(kind) => out.push(Readable {
+                expr: expr.to_string(),
+                kind: *kind,
+                assignable,
+            }),
+            CType::Array(element, Some(len)) if *len > 0 && depth < 3 => {
+                let mut indices = vec![0, len - 1];
+                indices.dedup();
+                for index in indices {
+                    self.expand(&format!("{expr}[{index}]"), element, assignable, depth + 1, out);
+                }
+            }
+            CType::Record { union: false, tag } if depth < 3 => {
+                for field in self.records.get(tag).into_iter().flatten() {
+                    if field.bit_width.is_none() {
+                        self.expand(&format!("{expr}.{}", field.name), &field.ty, assignable, depth + 1, out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The points chosen for profiling and what each records.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValuationPlan {
+    pub points: Vec<(StmtId, Vec<Readable>)>,
+}
+
+impl ValuationPlan {
+    /// Samples executed statements that accept insertion, each with probability `p_profile`.
+    pub fn sample<R: Rand>(program: &Program, p_profile: f64, rand: &mut R) -> Self {
+        let points = program
+            .statements
+            .iter()
+            .filter(|s| s.execution == Execution::Executed && program.accepts_insertion_before(s.id))
+            .filter(|_| rand.coinflip(p_profile))
+            .map(|s| (s.id, program.readables(s.id)))
+            .filter(|(_, readables)| !readables.is_empty())
+            .collect();
+        ValuationPlan { points }
+    }
+
+    /// The seed text with the probe runtime after its include block and a probe before
+    /// every planned point.
+    pub fn instrument(&self, program: &Program, include_block_len: usize) -> String {
+        let mut runtime = String::new();
+        write!(
+            runtime,
+            "#include <stdio.h>\n\
+             static FILE *ccfuzz_vp_out;\n\
+             static unsigned ccfuzz_vp_hits[{points}];\n\
+             static unsigned long long ccfuzz_vp_bytes;\n\
+             static int ccfuzz_vp_begin(unsigned point) {{\n\
+             \x20 if (ccfuzz_vp_hits[point] > {cap}u) return 0;\n\
+             \x20 if (!ccfuzz_vp_out && !(ccfuzz_vp_out = fopen(\"{file}\", \"w\"))) return 0;\n\
+             \x20 if (ccfuzz_vp_hits[point] == {cap}u || ccfuzz_vp_bytes > {bytes}ull) {{\n\
+             \x20   ccfuzz_vp_hits[point] = {cap}u + 1u;\n\
+             \x20   fprintf(ccfuzz_vp_out, \"C %u\\n\", point);\n\
+             \x20   return 0;\n\
+             \x20 }}\n\
+             \x20 ccfuzz_vp_hits[point]++;\n\
+             \x20 ccfuzz_vp_bytes += fprintf(ccfuzz_vp_out, \"P %u\\n\", point);\n\
+             \x20 return 1;\n\
+             }}\n\
+             static void ccfuzz_vp_s(unsigned var, long long value) {{ ccfuzz_vp_bytes += fprintf(ccfuzz_vp_out, \"%u %lld\\n\", var, value); }}\n\
+             static void ccfuzz_vp_u(unsigned var, unsigned long long value) {{ ccfuzz_vp_bytes += fprintf(ccfuzz_vp_out, \"%u %llu\\n\", var, value); }}\n",
+            points = self.points.len().max(1),
+            cap = HITS_PER_POINT,
+            bytes = MAX_BYTES,
+            file = OUTPUT_FILE,
+        )
+        .expect("writing to a String");
+        let edits: Vec<Edit> = self
+            .points
+            .iter()
+            .enumerate()
+            .map(|(index, (stmt, readables))| {
+                let mut probe = format!("{{ if (ccfuzz_vp_begin({index}u)) {{");
+                for (var, readable) in readables.iter().enumerate() {
+                    if readable.kind.is_signed() {
+                        write!(probe, " ccfuzz_vp_s({var}u, (long long)({}));", readable.expr)
+                    } else {
+                        write!(probe, " ccfuzz_vp_u({var}u, (unsigned long long)({}));", readable.expr)
+                    }
+                    .expect("writing to a String");
+                }
+                probe.push_str(" } }\n");
+                Edit::InsertBefore {
+                    stmt: *stmt,
+                    code: probe,
+                }
+            })
+            .collect();
+        let probed = apply_edits(program, &edits);
+        format!(
+            "{}{runtime}{}",
+            &probed[..include_block_len],
+            &probed[include_block_len..]
+        )
+    }
+
+    /// Reads the probes' output.
+    pub fn parse_output(&self, output: &str) -> Valuation {
+        let mut points: BTreeMap<StmtId, PointValues> = BTreeMap::new();
+        let mut current: Option<StmtId> = None;
+        for line in output.lines() {
+            let Some((first, second)) = line.split_once(' ') else {
+                continue;
+            };
+            match first {
+                "P" | "C" => {
+                    current = None;
+                    let Some((stmt, readables)) = second.parse::<usize>().ok().and_then(|i| self.points.get(i)) else {
+                        continue;
+                    };
+                    let point = points.entry(*stmt).or_insert_with(|| PointValues {
+                        readables: readables.clone(),
+                        values: vec![BTreeSet::new(); readables.len()],
+                        hits: 0,
+                        capped: false,
+                    });
+                    if first == "P" {
+                        point.hits += 1;
+                        current = Some(*stmt);
+                    } else {
+                        point.capped = true;
+                    }
+                }
+                var => {
+                    let (Some(stmt), Ok(var), Ok(value)) = (current, var.parse::<usize>(), second.parse::<i128>())
+                    else {
+                        continue;
+                    };
+                    let Some(point) = points.get_mut(&stmt) else { continue };
+                    match (point.readables.get(var), point.values.get_mut(var)) {
+                        (Some(readable), Some(set)) if readable.kind.contains(value) => {
+                            set.insert(value);
+                        }
+                        // A value out of its type's range: the output is corrupt here.
+                        _ => point.capped = true,
+                    }
+                }
+            }
+        }
+        Valuation { points }
+    }
+}
