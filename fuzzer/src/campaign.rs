@@ -13,6 +13,7 @@ use crate::objective::FindingsObjective;
 use crate::runner::cpu_seconds;
 use crate::seeds::SeedMaker;
 use anyhow::{Context, Result};
+use ccfuzz_mutators::hermes::{HermesMutator, Strategy};
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::orion::OrionMutator;
 use ccfuzz_mutators::programs::Programs;
@@ -28,7 +29,7 @@ use libafl::fuzzer::{Evaluator, Fuzzer, StdFuzzer};
 use libafl::generators::Generator;
 use libafl::inputs::Input;
 use libafl::monitors::{MultiMonitor, OnDiskJsonAggregateMonitor};
-use libafl::mutators::SingleChoiceScheduledMutator;
+use libafl::mutators::{HavocScheduledMutator, SingleChoiceScheduledMutator};
 use libafl::schedulers::QueueScheduler;
 use libafl::stages::StdMutationalStage;
 use libafl::state::{HasCorpus, HasExecutions, HasImported, HasRand, StdState};
@@ -460,7 +461,19 @@ where
     csmith.attempts = 10;
     let mut last_seed_at = *state.executions();
 
-    let mut stages = tuple_list!(orion);
+    // Hermes's three strategies, drawn uniformly, 2 to 16 snippets per variant.
+    let hermes = StdMutationalStage::with_max_iterations(
+        HavocScheduledMutator::with_max_stack_pow(
+            tuple_list!(
+                HermesMutator::new(programs.clone(), Strategy::Fcb),
+                HermesMutator::new(programs.clone(), Strategy::Tg),
+                HermesMutator::new(programs.clone(), Strategy::Tcb)
+            ),
+            3,
+        ),
+        nonzero!(1),
+    );
+    let mut stages = tuple_list!(orion, hermes);
     // Rounds in a row in which no mutator could change its input (every seed fully live).
     let mut idle_rounds = 0u32;
     loop {

@@ -5,6 +5,7 @@ use ccfuzz::bench::{run_bench, BenchOptions};
 use ccfuzz::campaign::{profile_directory, replay, run_campaign, CampaignOptions, SeedSource};
 use ccfuzz::config::Config;
 use ccfuzz::seeds::SeedMaker;
+use ccfuzz_mutators::hermes::hermes_variant;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::orion::OrionMutator;
 use ccfuzz_mutators::programs::Programs;
@@ -122,7 +123,10 @@ enum Command {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum MutatorName {
+    /// Delete statements that never ran.
     Orion,
+    /// Insert live-code snippets (FCB, TG, TCB) before every usable profiled point.
+    Hermes,
 }
 
 fn load_config(path: Option<&Path>) -> Result<Config> {
@@ -155,7 +159,7 @@ impl HasRand for MutateState {
     }
 }
 
-fn mutate(seed: &Path, count: usize, out: &Path, config: Config, random_seed: u64) -> Result<()> {
+fn mutate(seed: &Path, mutator: MutatorName, count: usize, out: &Path, config: Config, random_seed: u64) -> Result<()> {
     let source = std::fs::read_to_string(seed).with_context(|| format!("cannot read {}", seed.display()))?;
     std::fs::create_dir_all(out)?;
     let store = SeedStore::open(out.join("seeds"))?;
@@ -169,7 +173,7 @@ fn mutate(seed: &Path, count: usize, out: &Path, config: Config, random_seed: u6
     let programs = Arc::new(Programs::new(store, 1));
     let loaded = programs.get(&id)?;
     std::fs::write(out.join("seed.c"), &loaded.seed.text)?;
-    let mut mutator = OrionMutator::new(programs.clone());
+    let mut orion = OrionMutator::new(programs.clone());
     let mut state = MutateState {
         rand: StdRand::with_seed(random_seed),
     };
@@ -178,11 +182,28 @@ fn mutate(seed: &Path, count: usize, out: &Path, config: Config, random_seed: u6
     while written < count {
         attempts += 1;
         if attempts > count * 100 {
-            bail!("the seed has no statement that never ran: Orion cannot change it");
+            bail!(
+                "{}",
+                match mutator {
+                    MutatorName::Orion => "the seed has no statement that never ran: Orion cannot change it",
+                    MutatorName::Hermes =>
+                        "the seed has no profiled point with complete values: Hermes cannot change it",
+                }
+            );
         }
         let mut variant = Variant::of_seed(id.clone());
-        if mutator.mutate(&mut state, &mut variant)? == MutationResult::Skipped {
-            continue;
+        match mutator {
+            MutatorName::Orion => {
+                if orion.mutate(&mut state, &mut variant)? == MutationResult::Skipped {
+                    continue;
+                }
+            }
+            MutatorName::Hermes => {
+                variant.edits = hermes_variant(&loaded, state.rand_mut());
+                if variant.edits.is_empty() {
+                    continue;
+                }
+            }
         }
         written += 1;
         std::fs::write(
@@ -226,12 +247,19 @@ fn main() -> Result<()> {
         }
         Command::Mutate {
             seed,
-            mutator: MutatorName::Orion,
+            mutator,
             count,
             out,
             config,
             random_seed,
-        } => mutate(&seed, count, &out, load_config(config.as_deref())?, random_seed),
+        } => mutate(
+            &seed,
+            mutator,
+            count,
+            &out,
+            load_config(config.as_deref())?,
+            random_seed,
+        ),
         Command::Seeds {
             store,
             dir,

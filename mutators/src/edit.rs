@@ -10,12 +10,18 @@ pub enum Edit {
     Delete { stmt: StmtId },
     /// Insert code right before the statement (it stays in the statement's scope).
     InsertBefore { stmt: StmtId, code: String },
+    /// Put code around the statement, such as `if (p) {` and `}`.
+    Wrap {
+        stmt: StmtId,
+        before: String,
+        after: String,
+    },
 }
 
 impl Edit {
     pub fn stmt(&self) -> StmtId {
         match self {
-            Edit::Delete { stmt } | Edit::InsertBefore { stmt, .. } => *stmt,
+            Edit::Delete { stmt } | Edit::InsertBefore { stmt, .. } | Edit::Wrap { stmt, .. } => *stmt,
         }
     }
 }
@@ -41,31 +47,64 @@ pub fn apply_edits(program: &Program, edits: &[Edit]) -> String {
         }
         false
     };
-    // (position, order, replaced length, text): inserts go before a deletion at the same place.
-    let mut patches: Vec<(usize, u8, usize, &str)> = Vec::new();
-    for edit in edits {
+    // At one position: closing wraps (innermost first), then insertions (in edit order), then
+    // opening wraps (outermost first), then a deletion.
+    struct Patch<'e> {
+        pos: usize,
+        order: (u8, u32),
+        replaced: usize,
+        text: &'e str,
+    }
+    let mut patches: Vec<Patch> = Vec::new();
+    for (index, edit) in edits.iter().enumerate() {
         let stmt = edit.stmt();
         if stmt >= count || inside_deleted(stmt) {
             continue;
         }
-        let span = &program.statement(stmt).span;
+        let statement = program.statement(stmt);
+        let (start, end, depth) = (statement.span.start, statement.span.end, statement.depth);
         match edit {
-            Edit::Delete { .. } => patches.push((span.start, 1, span.len(), ";")),
-            Edit::InsertBefore { code, .. } => patches.push((span.start, 0, 0, code.as_str())),
+            Edit::Delete { .. } => patches.push(Patch {
+                pos: start,
+                order: (3, 0),
+                replaced: end - start,
+                text: ";",
+            }),
+            Edit::InsertBefore { code, .. } => patches.push(Patch {
+                pos: start,
+                order: (1, index as u32),
+                replaced: 0,
+                text: code,
+            }),
+            Edit::Wrap { before, after, .. } => {
+                patches.push(Patch {
+                    pos: start,
+                    order: (2, depth),
+                    replaced: 0,
+                    text: before,
+                });
+                patches.push(Patch {
+                    pos: end,
+                    order: (0, u32::MAX - depth),
+                    replaced: 0,
+                    text: after,
+                });
+            }
         }
     }
-    patches.sort_by_key(|&(pos, order, _, text)| (pos, order, text));
-    patches.dedup();
+    patches.sort_by_key(|p| (p.pos, p.order));
+    // The same deletion twice deletes once.
+    patches.dedup_by(|a, b| a.order.0 == 3 && b.order.0 == 3 && a.pos == b.pos);
     let text = &program.text;
     let mut out = String::with_capacity(text.len() + 64);
     let mut cursor = 0;
-    for (pos, _, len, replacement) in patches {
-        if pos < cursor {
+    for patch in patches {
+        if patch.pos < cursor {
             continue;
         }
-        out.push_str(&text[cursor..pos]);
-        out.push_str(replacement);
-        cursor = pos + len;
+        out.push_str(&text[cursor..patch.pos]);
+        out.push_str(patch.text);
+        cursor = patch.pos + patch.replaced;
     }
     out.push_str(&text[cursor..]);
     out
@@ -107,6 +146,39 @@ mod tests {
         assert_eq!(
             apply_edits(&p, &edits[..1]),
             "int f(int a) { if (a) { ; a--; } return a; }"
+        );
+    }
+
+    #[test]
+    fn wraps_nest_around_insertions() {
+        let text = "int f(int a) { if (a) a++; return a; }";
+        let p = program(text);
+        let body = p.statement(p.roots[0]);
+        let if_stmt = body.children[0];
+        let inc = p.statement(if_stmt).children[0];
+        let edits = [
+            Edit::Wrap {
+                stmt: inc,
+                before: "{".into(),
+                after: "}".into(),
+            },
+            Edit::Wrap {
+                stmt: if_stmt,
+                before: "if (1) {".into(),
+                after: "}".into(),
+            },
+            Edit::InsertBefore {
+                stmt: if_stmt,
+                code: "x;".into(),
+            },
+            Edit::InsertBefore {
+                stmt: if_stmt,
+                code: "y;".into(),
+            },
+        ];
+        assert_eq!(
+            apply_edits(&p, &edits),
+            "int f(int a) { x;y;if (1) {if (a) {a++;}} return a; }"
         );
     }
 }

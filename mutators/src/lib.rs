@@ -7,9 +7,11 @@
 
 pub mod ctype;
 pub mod edit;
+pub mod hermes;
 pub mod input;
 pub mod model;
 pub mod orion;
 pub mod programs;
 pub mod seed;
+pub mod synthesis;
 pub mod valuation;

@@ -423,8 +423,14 @@ impl<'a> Builder<'a> {
     }
 
     fn declarator_type(&mut self, base: CType, declarator: &Declarator) -> (Option<String>, CType) {
+        // `T *a[2][3]` is an array 2 of array 3 of pointer to T: prefix pointers bind first,
+        // then the postfix declarators from the last one inwards.
+        let (pointers, postfix): (Vec<_>, Vec<_>) = declarator
+            .derived
+            .iter()
+            .partition(|d| matches!(d.node, DerivedDeclarator::Pointer(_)));
         let mut ty = base;
-        for derived in &declarator.derived {
+        for derived in pointers.into_iter().chain(postfix.into_iter().rev()) {
             ty = match &derived.node {
                 DerivedDeclarator::Pointer(_) => CType::Pointer(Box::new(ty)),
                 DerivedDeclarator::Array(array) => {
@@ -623,7 +629,7 @@ mod tests {
     #[test]
     fn declarator_types_follow_c_precedence() {
         let p = parse(
-            "int *a[3]; int (*b)[4]; unsigned long c; typedef short s16; const s16 d;",
+            "int *a[3]; int (*b)[4]; unsigned long c; typedef short s16; const s16 d; int e[5][2];",
             &[],
         );
         let vars = &p.scopes[0].vars;
@@ -638,6 +644,8 @@ mod tests {
             CType::Pointer(Box::new(CType::Array(Box::new(int), Some(4))))
         );
         assert_eq!(ty("c").ty, CType::Int(IntKind::ULong));
+        let row = CType::Array(Box::new(CType::Int(IntKind::Int)), Some(2));
+        assert_eq!(ty("e").ty, CType::Array(Box::new(row), Some(5)));
         assert_eq!(ty("d").ty, CType::Int(IntKind::Short));
         assert!(ty("d").is_const);
     }

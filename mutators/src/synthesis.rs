@@ -1,0 +1,421 @@
+//! Hermes's synthesis (§4.3–4.4): expressions whose every value is known by speculative
+//! execution over the observed values (Algorithm 3), predicates with a required truth value
+//! (Algorithm 2), and random code for blocks that never run.
+//!
+//! Speculative execution applies the C-semantics core to the Cartesian product of the
+//! operands' value sets: an over-approximation, so "no value is undefined" and "every value is
+//! true" hold for whatever the program actually computes at that point.
+
+use ccfuzz_semantics::{convert, eval_binary, eval_unary, BinaryOp, IntKind, UnaryOp, Value};
+use libafl_bolts::rands::Rand;
+use std::collections::BTreeSet;
+
+/// Larger Cartesian products are not evaluated; the operator is then not used.
+const PRODUCT_LIMIT: usize = 4096;
+/// Consecutive unary operators at most, so that Algorithm 3 terminates.
+const UNARY_STREAK: u32 = 2;
+
+/// An expression with its C type and every value it can take at its program point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SynExpr {
+    pub text: String,
+    pub kind: IntKind,
+    pub values: Vec<i128>,
+}
+
+impl SynExpr {
+    pub fn constant(kind: IntKind, value: i128) -> Self {
+        SynExpr {
+            text: kind.literal(value),
+            kind,
+            values: vec![value],
+        }
+    }
+
+    /// Every value is true (`expected`) or every value is false.
+    pub fn is_constantly(&self, expected: bool) -> bool {
+        !self.values.is_empty() && self.values.iter().all(|v| (*v != 0) == expected)
+    }
+
+    pub fn unary(op: UnaryOp, a: &SynExpr) -> Option<SynExpr> {
+        let mut values = BTreeSet::new();
+        let mut kind = None;
+        for &x in &a.values {
+            let result = eval_unary(op, Value { kind: a.kind, value: x }).ok()?;
+            kind = Some(result.kind);
+            values.insert(result.value);
+        }
+        Some(SynExpr {
+            text: format!("({}{})", op.symbol(), a.text),
+            kind: kind?,
+            values: values.into_iter().collect(),
+        })
+    }
+
+    pub fn binary(op: BinaryOp, a: &SynExpr, b: &SynExpr) -> Option<SynExpr> {
+        if a.values.len().saturating_mul(b.values.len()) > PRODUCT_LIMIT {
+            return None;
+        }
+        let mut values = BTreeSet::new();
+        let mut kind = None;
+        for &x in &a.values {
+            for &y in &b.values {
+                let result =
+                    eval_binary(op, Value { kind: a.kind, value: x }, Value { kind: b.kind, value: y }).ok()?;
+                kind = Some(result.kind);
+                values.insert(result.value);
+            }
+        }
+        Some(SynExpr {
+            text: format!("({} {} {})", a.text, op.symbol(), b.text),
+            kind: kind?,
+            values: values.into_iter().collect(),
+        })
+    }
+}
+
+/// An lvalue of the environment with its observed values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnvEntry {
+    pub expr: String,
+    pub kind: IntKind,
+    pub assignable: bool,
+    pub values: Vec<i128>,
+}
+
+impl EnvEntry {
+    pub fn as_expr(&self) -> SynExpr {
+        SynExpr {
+            text: self.expr.clone(),
+            kind: self.kind,
+            values: self.values.clone(),
+        }
+    }
+}
+
+/// The environment at a program point: what each readable lvalue may hold there.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Env {
+    pub entries: Vec<EnvEntry>,
+}
+
+impl Env {
+    /// Records an assignment `lvalue = expr`: the lvalue now holds the values of `expr`
+    /// converted to its type.
+    pub fn assign(&mut self, lvalue: &str, kind: IntKind, assignable: bool, values: &[i128]) {
+        let converted: BTreeSet<i128> = values.iter().map(|v| convert(*v, kind)).collect();
+        let values = converted.into_iter().collect();
+        match self.entries.iter_mut().find(|e| e.expr == lvalue) {
+            Some(entry) => entry.values = values,
+            None => self.entries.push(EnvEntry {
+                expr: lvalue.to_string(),
+                kind,
+                assignable,
+                values,
+            }),
+        }
+    }
+
+    pub fn get(&self, lvalue: &str) -> Option<&EnvEntry> {
+        self.entries.iter().find(|e| e.expr == lvalue)
+    }
+}
+
+fn shuffled<T: Copy, R: Rand>(items: &[T], rand: &mut R) -> Vec<T> {
+    let mut items = items.to_vec();
+    for i in (1..items.len()).rev() {
+        let j = rand.below_or_zero(i + 1);
+        items.swap(i, j);
+    }
+    items
+}
+
+fn take<T, R: Rand>(items: &mut Vec<T>, rand: &mut R) -> T {
+    let index = rand.below_or_zero(items.len());
+    items.swap_remove(index)
+}
+
+/// Algorithm 3: a random expression over the environment with no undefined behaviour for any
+/// observed value.
+pub fn syn_expr<R: Rand>(env: &Env, rand: &mut R) -> SynExpr {
+    if env.entries.is_empty() {
+        return SynExpr::constant(IntKind::Int, rand.below_or_zero(100) as i128);
+    }
+    let leaves = 1 + rand.below_or_zero(env.entries.len().min(5));
+    let mut pool: Vec<&EnvEntry> = env.entries.iter().collect();
+    let mut worklist: Vec<SynExpr> = (0..leaves).map(|_| take(&mut pool, rand).as_expr()).collect();
+    if rand.coinflip(0.3) {
+        let kind = worklist[0].kind.promoted();
+        let value = convert(rand.below_or_zero(64) as i128 - 16, kind);
+        worklist.push(SynExpr::constant(kind, value));
+    }
+    let mut unary_streak = 0;
+    while worklist.len() > 1 {
+        if unary_streak < UNARY_STREAK && rand.coinflip(0.5) {
+            unary_streak += 1;
+            let index = rand.below_or_zero(worklist.len());
+            if let Some(e) = shuffled(&UnaryOp::ALL, rand)
+                .into_iter()
+                .find_map(|op| SynExpr::unary(op, &worklist[index]))
+            {
+                worklist[index] = e;
+            }
+        } else {
+            unary_streak = 0;
+            let a = take(&mut worklist, rand);
+            let b = take(&mut worklist, rand);
+            let combined = shuffled(&BinaryOp::ALL, rand)
+                .into_iter()
+                .find_map(|op| SynExpr::binary(op, &a, &b));
+            // Only an oversized product leaves no operator: keep one side.
+            worklist.push(combined.unwrap_or(a));
+        }
+    }
+    if rand.coinflip(0.2) {
+        if let Some(e) = shuffled(&UnaryOp::ALL, rand)
+            .into_iter()
+            .find_map(|op| SynExpr::unary(op, &worklist[0]))
+        {
+            worklist[0] = e;
+        }
+    }
+    worklist.pop().expect("the worklist is never empty")
+}
+
+const RELATIONS: [BinaryOp; 6] = [
+    BinaryOp::Lt,
+    BinaryOp::Le,
+    BinaryOp::Gt,
+    BinaryOp::Ge,
+    BinaryOp::Eq,
+    BinaryOp::Ne,
+];
+
+/// An atomic predicate with the expected truth value: a variable against a constant (rule 1)
+/// or two variables (rule 2).
+fn syn_atom<R: Rand>(env: &Env, expected: bool, rand: &mut R) -> SynExpr {
+    if env.entries.len() >= 2 && rand.coinflip(0.5) {
+        for _ in 0..4 {
+            let u = &env.entries[rand.below_or_zero(env.entries.len())];
+            let v = &env.entries[rand.below_or_zero(env.entries.len())];
+            if u.expr == v.expr {
+                continue;
+            }
+            for op in shuffled(&RELATIONS, rand) {
+                if let Some(p) = SynExpr::binary(op, &u.as_expr(), &v.as_expr()) {
+                    if p.is_constantly(expected) {
+                        return p;
+                    }
+                }
+            }
+        }
+    }
+    let Some(v) = (!env.entries.is_empty()).then(|| &env.entries[rand.below_or_zero(env.entries.len())]) else {
+        return SynExpr::constant(IntKind::Int, expected as i128);
+    };
+    let kind = v.kind.promoted();
+    let (low, high) = (v.values[0], v.values[v.values.len() - 1]);
+    let mut candidates = vec![
+        low,
+        high,
+        low - 1,
+        high + 1,
+        low + 1,
+        high - 1,
+        rand.below_or_zero(256) as i128 - 128,
+    ];
+    candidates.retain(|c| kind.contains(*c));
+    for c in shuffled(&candidates, rand) {
+        for op in shuffled(&RELATIONS, rand) {
+            if let Some(p) = SynExpr::binary(op, &v.as_expr(), &SynExpr::constant(kind, c)) {
+                if p.is_constantly(expected) {
+                    return p;
+                }
+            }
+        }
+    }
+    // `v != c` for a value v never held is always true, `v == c` always false.
+    let unseen = (kind.min()..)
+        .find(|c| v.values.binary_search(c).is_err())
+        .expect("a type has more values");
+    let op = if expected { BinaryOp::Ne } else { BinaryOp::Eq };
+    SynExpr::binary(op, &v.as_expr(), &SynExpr::constant(kind, unseen)).expect("a comparison is always defined")
+}
+
+/// Algorithm 2: a predicate that is `expected` for every observed value.
+pub fn syn_pred<R: Rand>(env: &Env, expected: bool, depth: u32, rand: &mut R) -> SynExpr {
+    let choice = if depth == 0 { 3 } else { rand.below_or_zero(4) };
+    let predicate = match choice {
+        0 => SynExpr::unary(UnaryOp::Not, &syn_pred(env, !expected, depth - 1, rand)),
+        1 => {
+            let (left, right) = if expected {
+                (true, true)
+            } else if rand.coinflip(0.5) {
+                (true, false)
+            } else {
+                (false, rand.coinflip(0.5))
+            };
+            let l = syn_pred(env, left, depth - 1, rand);
+            let r = syn_pred(env, right, depth - 1, rand);
+            SynExpr::binary(BinaryOp::LogAnd, &l, &r)
+        }
+        2 => {
+            let (left, right) = if !expected {
+                (false, false)
+            } else if rand.coinflip(0.5) {
+                (false, true)
+            } else {
+                (true, rand.coinflip(0.5))
+            };
+            let l = syn_pred(env, left, depth - 1, rand);
+            let r = syn_pred(env, right, depth - 1, rand);
+            SynExpr::binary(BinaryOp::LogOr, &l, &r)
+        }
+        _ => Some(syn_atom(env, expected, rand)),
+    };
+    match predicate {
+        Some(p) if p.is_constantly(expected) => p,
+        // Products too large to check: an atom is always small enough.
+        _ => syn_atom(env, expected, rand),
+    }
+}
+
+/// Random, type-correct statements for a block that never runs (FCB): assignments, ifs and
+/// loops over the environment's assignable lvalues, up to `depth` levels deep.
+pub fn dead_code<R: Rand>(env: &Env, depth: u32, in_loop: bool, rand: &mut R) -> String {
+    let assignable: Vec<&EnvEntry> = env.entries.iter().filter(|e| e.assignable).collect();
+    let expression = |rand: &mut R| -> String {
+        let operands: Vec<String> = (0..1 + rand.below_or_zero(3))
+            .map(|_| match env.entries.is_empty() || rand.coinflip(0.3) {
+                true => (rand.below_or_zero(200) as i128 - 100).to_string(),
+                false => env.entries[rand.below_or_zero(env.entries.len())].expr.clone(),
+            })
+            .collect();
+        let ops = [
+            "+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "<", "==", "&&", "||",
+        ];
+        let mut text = operands[0].clone();
+        for operand in &operands[1..] {
+            text = format!("({text} {} {operand})", ops[rand.below_or_zero(ops.len())]);
+        }
+        text
+    };
+    let choice = if depth == 0 || assignable.is_empty() {
+        0
+    } else {
+        rand.below_or_zero(4)
+    };
+    match choice {
+        0 if !assignable.is_empty() => {
+            let target = assignable[rand.below_or_zero(assignable.len())];
+            format!("{} = {};", target.expr, expression(rand))
+        }
+        0 if in_loop => "break;".to_string(),
+        0 => ";".to_string(),
+        1 => format!(
+            "if ({}) {{ {} }}",
+            expression(rand),
+            dead_code(env, depth - 1, in_loop, rand)
+        ),
+        2 => {
+            let counter = assignable[rand.below_or_zero(assignable.len())];
+            format!(
+                "for ({c} = 0; {c} < {n}; {c}++) {{ {} }}",
+                dead_code(env, depth - 1, true, rand),
+                c = counter.expr,
+                n = 1 + rand.below_or_zero(8)
+            )
+        }
+        _ => format!(
+            "{} {}",
+            dead_code(env, depth - 1, in_loop, rand),
+            dead_code(env, depth - 1, in_loop, rand)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use libafl_bolts::rands::StdRand;
+
+    fn env() -> Env {
+        Env {
+            entries: vec![
+                EnvEntry {
+                    expr: "a".into(),
+                    kind: IntKind::Int,
+                    assignable: true,
+                    values: vec![0],
+                },
+                EnvEntry {
+                    expr: "b".into(),
+                    kind: IntKind::Short,
+                    assignable: true,
+                    values: vec![-1],
+                },
+                EnvEntry {
+                    expr: "c".into(),
+                    kind: IntKind::UShort,
+                    assignable: false,
+                    values: vec![65535],
+                },
+                EnvEntry {
+                    expr: "e".into(),
+                    kind: IntKind::UInt,
+                    assignable: true,
+                    values: vec![0, 1, 2],
+                },
+                EnvEntry {
+                    expr: "m".into(),
+                    kind: IntKind::Int,
+                    assignable: true,
+                    values: vec![i32::MIN as i128, i32::MAX as i128],
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn predicates_have_their_truth_value_for_every_observed_value() {
+        let mut rand = StdRand::with_seed(1);
+        for round in 0..2000 {
+            let expected = round % 2 == 0;
+            let p = syn_pred(&env(), expected, (round % 3) as u32, &mut rand);
+            assert!(
+                p.is_constantly(expected),
+                "{} is not always {expected}: {:?}",
+                p.text,
+                p.values
+            );
+        }
+    }
+
+    #[test]
+    fn expressions_are_defined_for_every_observed_value() {
+        let mut rand = StdRand::with_seed(2);
+        let mut texts = BTreeSet::new();
+        for _ in 0..2000 {
+            let e = syn_expr(&env(), &mut rand);
+            // Compiled variants are checked under UBSan elsewhere; here every value is in range.
+            assert!(!e.values.is_empty());
+            assert!(e.values.iter().all(|v| e.kind.contains(*v)), "{}", e.text);
+            texts.insert(e.text);
+        }
+        assert!(texts.len() > 500, "only {} distinct expressions", texts.len());
+    }
+
+    #[test]
+    fn speculative_execution_rejects_undefined_operations() {
+        let m = env().get("m").unwrap().as_expr();
+        let one = SynExpr::constant(IntKind::Int, 1);
+        assert_eq!(SynExpr::binary(BinaryOp::Add, &m, &one), None, "INT_MAX + 1 overflows");
+        assert_eq!(SynExpr::unary(UnaryOp::Neg, &m), None, "-INT_MIN overflows");
+        let zero_or_more = env().get("e").unwrap().as_expr();
+        assert_eq!(SynExpr::binary(BinaryOp::Div, &one, &zero_or_more), None, "e may be 0");
+        let sum = SynExpr::binary(BinaryOp::Add, &zero_or_more, &env().get("b").unwrap().as_expr()).unwrap();
+        // e is unsigned int, b a short -1 converted to unsigned: 0 + UINT_MAX, 1 + UINT_MAX …
+        assert_eq!(sum.kind, IntKind::UInt);
+        assert_eq!(sum.values, vec![0, 1, u32::MAX as i128]);
+    }
+}
