@@ -9,6 +9,7 @@ use crate::seeds::SeedMaker;
 use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::edit::apply_edits;
 use ccfuzz_mutators::edit::Edit;
+use ccfuzz_mutators::hermes::{hermes_variant, usable_points};
 use ccfuzz_mutators::orion::orion_prune;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::SeedStore;
@@ -44,10 +45,13 @@ fn variant_time(options: &BenchOptions) -> Result<()> {
     let store = SeedStore::open(options.out.join("seeds"))?;
     let mut maker = SeedMaker::new(options.config.clone(), store.clone(), options.out.join("tmp"))?;
     let mut ids = Vec::new();
+    let mut profile_times = Vec::new();
     let mut random_seed = 1;
     while (ids.len() as u64) < options.seeds && random_seed < options.seeds * 20 {
         let (source, origin) = maker.csmith(random_seed)?;
+        let start = Instant::now();
         if let Ok(id) = maker.make(&source, &origin)? {
+            profile_times.push(start.elapsed());
             ids.push(id);
         }
         random_seed += 1;
@@ -57,7 +61,7 @@ fn variant_time(options: &BenchOptions) -> Result<()> {
     }
     let programs = Programs::new(store, ids.len());
     let mut rand = StdRand::with_seed(7);
-    let (mut parse_times, mut variant_times) = (Vec::new(), Vec::new());
+    let (mut parse_times, mut variant_times, mut hermes_times) = (Vec::new(), Vec::new(), Vec::new());
     for id in &ids {
         let start = Instant::now();
         let loaded = programs.get(id)?;
@@ -71,6 +75,14 @@ fn variant_time(options: &BenchOptions) -> Result<()> {
             let text = apply_edits(&loaded.program, &edits);
             variant_times.push(start.elapsed());
             std::hint::black_box(text);
+            if usable_points(&loaded).is_empty() {
+                continue;
+            }
+            let start = Instant::now();
+            let edits = hermes_variant(&loaded, &mut rand);
+            let text = apply_edits(&loaded.program, &edits);
+            hermes_times.push(start.elapsed());
+            std::hint::black_box(text);
         }
     }
     println!("seeds measured: {}", ids.len());
@@ -79,9 +91,21 @@ fn variant_time(options: &BenchOptions) -> Result<()> {
         median(&mut parse_times).as_secs_f64() * 1e3
     );
     println!(
+        "median time to profile a seed (normalize, parse, coverage run, UB check, valuation run): {:.0} ms",
+        median(&mut profile_times).as_secs_f64() * 1e3
+    );
+    println!(
         "median time to make one Orion variant, excluding compilation: {:.1} µs",
         median(&mut variant_times).as_secs_f64() * 1e6
     );
+    if hermes_times.is_empty() {
+        println!("no seed had a usable valuation point: no Hermes variant measured");
+    } else {
+        println!(
+            "median time to make one Hermes variant (a snippet at every usable point), excluding compilation: {:.2} ms",
+            median(&mut hermes_times).as_secs_f64() * 1e3
+        );
+    }
     Ok(())
 }
 

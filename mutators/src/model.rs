@@ -96,6 +96,8 @@ pub struct Field {
     pub ty: CType,
     /// Width of a bit-field: its values and promotions differ from its declared type's.
     pub bit_width: Option<u64>,
+    pub is_const: bool,
+    pub is_volatile: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -412,7 +414,13 @@ impl<'a> Builder<'a> {
                                 .bit_width
                                 .as_ref()
                                 .map(|w| integer_constant(&w.node).unwrap_or(0));
-                            fields.push(Field { name, ty, bit_width });
+                            fields.push(Field {
+                                name,
+                                ty,
+                                bit_width,
+                                is_const: base.is_const,
+                                is_volatile: base.is_volatile,
+                            });
                         }
                     }
                 }

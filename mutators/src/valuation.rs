@@ -103,7 +103,8 @@ impl Program {
             }
             CType::Record { union: false, tag } if depth < 3 => {
                 for field in self.records.get(tag).into_iter().flatten() {
-                    if field.bit_width.is_none() {
+                    if field.bit_width.is_none() && !field.is_volatile {
+                        let assignable = assignable && !field.is_const;
                         self.expand(&format!("{expr}.{}", field.name), &field.ty, assignable, depth + 1, out);
                     }
                 }

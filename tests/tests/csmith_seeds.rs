@@ -3,10 +3,12 @@
 
 mod common;
 
-use ccfuzz::compile::compile_and_run;
+use ccfuzz::compile::{compile, compile_and_run, run_binary};
 use ccfuzz::config::CompilerConfig;
-use ccfuzz_mutators::ctype::CType;
+use ccfuzz::runner::{run, Exit, Limits};
+use ccfuzz::seeds::parse_gcov;
 use ccfuzz_mutators::edit::Edit;
+use ccfuzz_mutators::hermes::{env_at, hermes_variant, synthesize, usable_points, Strategy};
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::model::Variable;
 use ccfuzz_mutators::orion::orion_prune;
@@ -14,7 +16,7 @@ use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use ccfuzz_observers::ConfigOutcome;
 use common::*;
-use libafl_bolts::rands::StdRand;
+use libafl_bolts::rands::{Rand, StdRand};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -133,24 +135,31 @@ fn seeds_keep_their_meaning_and_re_emit_exactly() {
         if emitted != loaded.seed.text {
             return Err(format!("seed {id} does not re-emit to its own text"));
         }
-        // csmith declares its globals (`static int32_t g_1` is an int) after its runtime's
-        // helpers and before its own functions: main, the last function, sees them all.
+        // main, the last function, sees csmith's globals (declared after its runtime's
+        // helpers) and its own initialized locals: integer lvalues Hermes can read everywhere.
         let program = &loaded.program;
-        let ints = |vars: Vec<&Variable>| vars.iter().filter(|v| matches!(v.ty, CType::Int(_))).count();
-        let globals = ints(
-            program.scopes[0]
-                .vars
-                .iter()
-                .filter(|v| v.name.starts_with("g_"))
-                .collect(),
-        );
-        if globals == 0 {
-            return Err(format!("seed {id}: no integer global in the file scope"));
-        }
         let main_body = *program.roots.last().unwrap();
+        let globals: Vec<&Variable> = program.scopes[0]
+            .vars
+            .iter()
+            .filter(|v| v.name.starts_with("g_"))
+            .collect();
+        if globals.is_empty() {
+            return Err(format!("seed {id}: no csmith global in the file scope"));
+        }
         for stmt in program.statements.iter().filter(|s| s.id >= main_body) {
-            if ints(program.vars_in_scope(stmt.id)) < globals {
-                return Err(format!("seed {id}: statement {} does not see the globals", stmt.id));
+            let visible = program.vars_in_scope(stmt.id);
+            if !globals.iter().all(|g| visible.iter().any(|v| v.name == g.name)) {
+                return Err(format!(
+                    "seed {id}: statement {} of main does not see every global",
+                    stmt.id
+                ));
+            }
+            if program.readables(stmt.id).is_empty() {
+                return Err(format!(
+                    "seed {id}: no readable integer lvalue at statement {} of main",
+                    stmt.id
+                ));
             }
         }
         expect_seed_output(programs, id, &emitted, dir, "re-emitted text")?;
@@ -228,4 +237,174 @@ fn orion_variants_print_their_seeds_output() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// The first 50 seeds of the store that have points Hermes can use.
+fn hermes_seeds(programs: &Programs) -> Vec<SeedId> {
+    let ids: Vec<SeedId> = store()
+        .1
+        .iter()
+        .filter(|id| !usable_points(&programs.get(id).unwrap()).is_empty())
+        .take(50)
+        .cloned()
+        .collect();
+    assert_eq!(
+        ids.len(),
+        50,
+        "fewer than 50 of {} seeds have usable points",
+        store().1.len()
+    );
+    ids
+}
+
+#[test]
+fn hermes_variants_print_their_seeds_output_and_are_ub_free() {
+    let programs = Programs::new(SeedStore::open(store_path()).unwrap(), 64);
+    let ids = hermes_seeds(&programs);
+    let sanitized = CompilerConfig::new("gcc -O0 -fsanitize=undefined,address -fno-sanitize-recover=all");
+    let failures = on_two_threads(&ids, |programs, id, dir| {
+        let loaded = programs.get(id).unwrap();
+        let mut rand = StdRand::with_seed(u64::from_str_radix(&id.0[..8], 16).unwrap());
+        let mut problems = Vec::new();
+        for n in 0..20 {
+            let edits = hermes_variant(&loaded, &mut rand);
+            let text = programs
+                .materialize(&Variant {
+                    seed: id.clone(),
+                    edits,
+                })
+                .unwrap();
+            if let Err(e) = expect_seed_output(programs, id, &text, dir, &format!("Hermes variant {n}")) {
+                problems.push(e);
+                continue;
+            }
+            let source = dir.join("program.c");
+            let binary = dir.join("sanitized");
+            let (failure, _) = compile(&sanitized, &source, &binary, &[], Duration::from_secs(120)).unwrap();
+            if let Some(failure) = failure {
+                problems.push(format!(
+                    "Hermes variant {n} of seed {id} does not compile with sanitizers: {failure:?}"
+                ));
+                continue;
+            }
+            // AddressSanitizer reserves terabytes of address space: no memory limit here.
+            let limits = Limits {
+                memory: u64::MAX,
+                ..Limits::program(Duration::from_secs(60))
+            };
+            let mut command = std::process::Command::new(&binary);
+            command.current_dir(dir);
+            let out = run(command, &limits).unwrap();
+            let seed = &loaded.seed;
+            if out.exit != Exit::Code(seed.profile.expected_exit) || out.stdout != seed.expected_output {
+                let report = out
+                    .stderr_text()
+                    .lines()
+                    .find(|l| l.contains("runtime error") || l.contains("ERROR"))
+                    .unwrap_or("")
+                    .to_string();
+                problems.push(format!(
+                    "Hermes variant {n} of seed {id} under UBSan/ASan: {:?} {report}",
+                    out.exit
+                ));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n"))
+        }
+    });
+    println!(
+        "Hermes: {} variants of {} seeds checked, {} seeds with failures",
+        ids.len() * 20,
+        ids.len(),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Compiles with `gcc --coverage -O0`, runs, and returns gcov's line counts.
+fn line_counts(text: &str, dir: &Path) -> std::collections::BTreeMap<u32, u64> {
+    let source = dir.join("cov.c");
+    std::fs::write(&source, text).unwrap();
+    let binary = dir.join("covprog");
+    let (failure, _) = compile(
+        &CompilerConfig::new("gcc -O0"),
+        &source,
+        &binary,
+        &["--coverage"],
+        Duration::from_secs(120),
+    )
+    .unwrap();
+    assert!(failure.is_none(), "{failure:?}");
+    run_binary(&binary, Duration::from_secs(20)).unwrap();
+    let gcov = std::process::Command::new("gcov")
+        .args(["-j", "-t", "covprog-cov.gcda"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    parse_gcov(&gcov.stdout, "cov.c").unwrap()
+}
+
+#[test]
+fn each_hermes_strategy_leaves_its_mark_in_the_coverage() {
+    let programs = Programs::new(SeedStore::open(store_path()).unwrap(), 8);
+    let dir = tempfile::tempdir().unwrap();
+    let mut rand = StdRand::with_seed(5);
+    for id in hermes_seeds(&programs).iter().take(4) {
+        let loaded = programs.get(id).unwrap();
+        let points = usable_points(&loaded);
+        for strategy in Strategy::ALL {
+            let stmt = points[rand.below_or_zero(points.len())];
+            let env = env_at(&loaded.valuation.points[&stmt]);
+            let has_assignable = env.entries.iter().any(|e| e.assignable);
+            if strategy == Strategy::Tcb && !has_assignable {
+                continue;
+            }
+            let edit = synthesize(strategy, stmt, &env, &mut rand);
+            let text = programs
+                .materialize(&Variant {
+                    seed: id.clone(),
+                    edits: vec![edit],
+                })
+                .unwrap();
+            let counts = line_counts(&text, dir.path());
+            let lines: Vec<&str> = text.lines().collect();
+            let marker = format!("/* hermes {} */", strategy.name());
+            let at = lines
+                .iter()
+                .position(|l| l.contains(&marker))
+                .unwrap_or_else(|| panic!("no {marker} in the variant")) as u32
+                + 1;
+            let count = |line: u32| counts.get(&line).copied();
+            match strategy {
+                Strategy::Fcb => {
+                    assert!(count(at) > Some(0), "seed {id}: the FCB's predicate did not run");
+                    if has_assignable {
+                        assert_eq!(
+                            count(at + 1),
+                            Some(0),
+                            "seed {id}: the FCB's body ran:\n{}",
+                            lines[at as usize]
+                        );
+                    }
+                }
+                Strategy::Tg => {
+                    assert!(count(at) > Some(0), "seed {id}: the TG's predicate did not run");
+                    let guarded = (at + 1..).find(|l| counts.contains_key(l)).unwrap();
+                    assert!(count(guarded) > Some(0), "seed {id}: the guarded statement did not run");
+                }
+                Strategy::Tcb => {
+                    let line_of = |needle: &str| lines.iter().position(|l| l.starts_with(needle)).unwrap() as u32 + 1;
+                    assert!(
+                        count(line_of("hermes_backup = ")) > Some(0),
+                        "seed {id}: the TCB's body did not run"
+                    );
+                    let restore = lines.iter().position(|l| l.ends_with("= hermes_backup;")).unwrap() as u32 + 1;
+                    assert!(count(restore) > Some(0), "seed {id}: the TCB's restore did not run");
+                }
+            }
+        }
+    }
 }
