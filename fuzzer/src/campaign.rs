@@ -461,7 +461,7 @@ where
     csmith.attempts = 10;
     let mut last_seed_at = *state.executions();
 
-    // Hermes's three strategies, drawn uniformly, 2 to 16 snippets per variant.
+    // Hermes's three strategies, drawn uniformly, 2, 4 or 8 snippets per variant.
     let hermes = StdMutationalStage::with_max_iterations(
         HavocScheduledMutator::with_max_stack_pow(
             tuple_list!(
