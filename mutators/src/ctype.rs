@@ -24,22 +24,6 @@ pub enum CType {
     Other,
 }
 
-impl CType {
-    pub fn as_int(&self) -> Option<IntKind> {
-        match self {
-            CType::Int(kind) => Some(*kind),
-            _ => None,
-        }
-    }
-
-    pub fn is_scalar(&self) -> bool {
-        matches!(
-            self,
-            CType::Int(_) | CType::Float | CType::Double | CType::LongDouble | CType::Pointer(_)
-        )
-    }
-}
-
 /// Builds an integer kind from the multiset of basic type specifiers (`unsigned long int`, …).
 #[derive(Default)]
 pub struct IntSpecifiers {

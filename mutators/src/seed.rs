@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The id of a seed: the first 16 bytes of the SHA-256 of its text, in hex.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -81,10 +81,6 @@ impl SeedStore {
         fs::create_dir_all(root.join("headers"))
             .with_context(|| format!("cannot create seed store {}", root.display()))?;
         Ok(SeedStore { root })
-    }
-
-    pub fn root(&self) -> &Path {
-        &self.root
     }
 
     pub fn seed_dir(&self, id: &SeedId) -> PathBuf {

@@ -115,10 +115,6 @@ impl Env {
             }),
         }
     }
-
-    pub fn get(&self, lvalue: &str) -> Option<&EnvEntry> {
-        self.entries.iter().find(|e| e.expr == lvalue)
-    }
 }
 
 fn shuffled<T: Copy, R: Rand>(items: &[T], rand: &mut R) -> Vec<T> {
@@ -339,6 +335,10 @@ mod tests {
     use super::*;
     use libafl_bolts::rands::StdRand;
 
+    fn entry(name: &str) -> SynExpr {
+        env().entries.iter().find(|e| e.expr == name).unwrap().as_expr()
+    }
+
     fn env() -> Env {
         Env {
             entries: vec![
@@ -407,13 +407,13 @@ mod tests {
 
     #[test]
     fn speculative_execution_rejects_undefined_operations() {
-        let m = env().get("m").unwrap().as_expr();
+        let m = entry("m");
         let one = SynExpr::constant(IntKind::Int, 1);
         assert_eq!(SynExpr::binary(BinaryOp::Add, &m, &one), None, "INT_MAX + 1 overflows");
         assert_eq!(SynExpr::unary(UnaryOp::Neg, &m), None, "-INT_MIN overflows");
-        let zero_or_more = env().get("e").unwrap().as_expr();
+        let zero_or_more = entry("e");
         assert_eq!(SynExpr::binary(BinaryOp::Div, &one, &zero_or_more), None, "e may be 0");
-        let sum = SynExpr::binary(BinaryOp::Add, &zero_or_more, &env().get("b").unwrap().as_expr()).unwrap();
+        let sum = SynExpr::binary(BinaryOp::Add, &zero_or_more, &entry("b")).unwrap();
         // e is unsigned int, b a short -1 converted to unsigned: 0 + UINT_MAX, 1 + UINT_MAX …
         assert_eq!(sum.kind, IntKind::UInt);
         assert_eq!(sum.values, vec![0, 1, u32::MAX as i128]);

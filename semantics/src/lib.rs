@@ -320,28 +320,6 @@ impl BinaryOp {
             BinaryOp::LogOr => "||",
         }
     }
-
-    /// Relational and equality operators: they compare after the usual arithmetic conversions.
-    pub fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            BinaryOp::Lt | BinaryOp::Gt | BinaryOp::Le | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne
-        )
-    }
-
-    /// Whether the operator can have undefined behaviour at all.
-    pub fn can_be_undefined(self) -> bool {
-        matches!(
-            self,
-            BinaryOp::Add
-                | BinaryOp::Sub
-                | BinaryOp::Mul
-                | BinaryOp::Div
-                | BinaryOp::Rem
-                | BinaryOp::Shl
-                | BinaryOp::Shr
-        )
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
