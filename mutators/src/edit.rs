@@ -1,6 +1,7 @@
 //! Edits of a seed, positioned by statement ids, and their application to the seed text.
 
 use crate::model::{Program, StmtId};
+use crate::pool::Shape;
 use serde::{Deserialize, Serialize};
 
 /// One change to a seed. Edits compose: a variant is a seed plus a list of them.
@@ -16,12 +17,24 @@ pub enum Edit {
         before: String,
         after: String,
     },
+    /// Insert a statement from Athena's pool before a statement that never ran. It carries its
+    /// control-flow shape (for program distance) and the number of equally likely choices the
+    /// proposal had when it picked it (for the reverse move's probability).
+    Transplant {
+        stmt: StmtId,
+        code: String,
+        shape: Shape,
+        choices: u64,
+    },
 }
 
 impl Edit {
     pub fn stmt(&self) -> StmtId {
         match self {
-            Edit::Delete { stmt } | Edit::InsertBefore { stmt, .. } | Edit::Wrap { stmt, .. } => *stmt,
+            Edit::Delete { stmt }
+            | Edit::InsertBefore { stmt, .. }
+            | Edit::Wrap { stmt, .. }
+            | Edit::Transplant { stmt, .. } => *stmt,
         }
     }
 }
@@ -70,7 +83,7 @@ pub fn apply_edits(program: &Program, edits: &[Edit]) -> String {
                 replaced: end - start,
                 text: ";",
             }),
-            Edit::InsertBefore { code, .. } => patches.push(Patch {
+            Edit::InsertBefore { code, .. } | Edit::Transplant { code, .. } => patches.push(Patch {
                 pos: start,
                 order: (1, index as u32),
                 replaced: 0,

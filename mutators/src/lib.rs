@@ -5,12 +5,15 @@
 //! seed's id plus a list of [`edit::Edit`]s, materialized by span replacement. Mutators such as
 //! [`orion::OrionMutator`] are LibAFL `Mutator`s over variants.
 
+pub mod athena;
+pub mod cfg;
 pub mod ctype;
 pub mod edit;
 pub mod hermes;
 pub mod input;
 pub mod model;
 pub mod orion;
+pub mod pool;
 pub mod programs;
 pub mod seed;
 pub mod synthesis;

@@ -10,6 +10,7 @@ use lang_c::ast::{
 };
 use lang_c::driver::{parse_preprocessed, Config, Flavor};
 use lang_c::span::Node;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
@@ -28,7 +29,7 @@ pub enum Execution {
     Unknown,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum StmtKind {
     Compound,
     Expression,
@@ -68,6 +69,10 @@ pub struct Statement {
     pub scope: ScopeId,
     /// How many of the scope's variables are declared before this statement.
     pub visible: usize,
+    /// The scopes opened inside the statement (the builder numbers scopes in source order).
+    pub inner_scopes: Range<ScopeId>,
+    /// The name of an identifier label, or the target of a `goto`.
+    pub label: Option<String>,
 }
 
 impl Statement {
@@ -130,6 +135,10 @@ pub struct Program {
     pub roots: Vec<StmtId>,
     /// Fields of every struct and union, by tag.
     pub records: BTreeMap<String, Vec<Field>>,
+    /// Declared functions and their first declaration, whitespace-normalized (the header
+    /// expansion included): a call means the same in two programs whose entries are equal.
+    pub functions: BTreeMap<String, String>,
+    pub typedefs: BTreeMap<String, CType>,
 }
 
 impl Program {
@@ -159,7 +168,7 @@ impl Program {
             flavor: Flavor::GnuC11,
             ..Config::default()
         };
-        let parse = parse_preprocessed(&config, parse_text).map_err(|e| {
+        let parse = parse_preprocessed(&config, parse_text.clone()).map_err(|e| {
             let seed_offset = (e.offset + include_block_len).saturating_sub(headers.len());
             let line = text[..seed_offset.min(text.len())].matches('\n').count() + 1;
             let in_headers = if e.offset < headers.len() {
@@ -178,6 +187,8 @@ impl Program {
         })?;
         let mut builder = Builder {
             text,
+            parse_text: &parse_text,
+            functions: BTreeMap::new(),
             shift: include_block_len as isize - headers.len() as isize,
             header_len: headers.len(),
             line_starts: std::iter::once(0)
@@ -200,6 +211,8 @@ impl Program {
             scopes: builder.scopes,
             roots: builder.roots,
             records: builder.records,
+            functions: builder.functions,
+            typedefs: builder.typedefs.into_iter().collect(),
         })
     }
 
@@ -227,6 +240,8 @@ impl Program {
 
 struct Builder<'a> {
     text: &'a str,
+    parse_text: &'a str,
+    functions: BTreeMap<String, String>,
     /// Added to a parse-text offset to get a seed-text offset.
     shift: isize,
     header_len: usize,
@@ -260,10 +275,23 @@ struct BaseType {
 impl<'a> Builder<'a> {
     fn external(&mut self, external: &Node<ExternalDeclaration>) {
         match &external.node {
-            ExternalDeclaration::Declaration(decl) => self.declaration(&decl.node, 0, true),
+            ExternalDeclaration::Declaration(decl) => {
+                self.declaration(&decl.node, 0, true);
+                let text = &self.parse_text[decl.span.start..decl.span.end];
+                let signature = normalize_space(text.trim_end().trim_end_matches(';'));
+                for init in &decl.node.declarators {
+                    if let (Some(name), CType::Function) = self.declarator_type(CType::Other, &init.node.declarator.node) {
+                        self.functions.entry(name).or_insert_with(|| signature.clone());
+                    }
+                }
+            }
             ExternalDeclaration::StaticAssert(_) => {}
-            ExternalDeclaration::FunctionDefinition(def) => {
-                let def = &def.node;
+            ExternalDeclaration::FunctionDefinition(node) => {
+                let def = &node.node;
+                if let (Some(name), _) = self.declarator_type(CType::Other, &def.declarator.node) {
+                    let signature = normalize_space(&self.parse_text[node.span.start..def.statement.span.start]);
+                    self.functions.entry(name).or_insert(signature);
+                }
                 let params = self.new_scope_at(0, self.scopes[0].vars.len());
                 let parameters = def.declarator.node.derived.iter().find_map(|d| match &d.node {
                     DerivedDeclarator::Function(f) => Some(&f.node.parameters),
@@ -488,6 +516,15 @@ impl<'a> Builder<'a> {
         let end = start + self.text[start..end].trim_end().len();
         let lines = (self.line_of(start), self.line_of(end.saturating_sub(1).max(start)));
         let id = self.statements.len() as StmtId;
+        let first_inner_scope = self.scopes.len();
+        let label = match &node.node {
+            AstStatement::Labeled(l) => match &l.node.label.node {
+                Label::Identifier(name) => Some(name.node.name.clone()),
+                _ => None,
+            },
+            AstStatement::Goto(name) => Some(name.node.name.clone()),
+            _ => None,
+        };
         let kind = match &node.node {
             AstStatement::Labeled(_) => StmtKind::Labeled,
             AstStatement::Compound(_) => StmtKind::Compound,
@@ -518,6 +555,8 @@ impl<'a> Builder<'a> {
             in_switch: ctx.in_switch,
             scope: ctx.scope,
             visible,
+            inner_scopes: first_inner_scope..first_inner_scope,
+            label,
         });
         let child_ctx = Context {
             parent: Some(id),
@@ -584,9 +623,11 @@ impl<'a> Builder<'a> {
             | AstStatement::Asm(_) => {}
         }
         let contains_label = children.iter().any(|&c| self.statements[c as usize].contains_label);
+        let scopes_end = self.scopes.len();
         let stmt = &mut self.statements[id as usize];
         stmt.contains_label |= contains_label;
         stmt.children = children;
+        stmt.inner_scopes.end = scopes_end;
         id
     }
 
@@ -597,6 +638,10 @@ impl<'a> Builder<'a> {
         });
         self.scopes.len() - 1
     }
+}
+
+fn normalize_space(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 enum SpecOrQual<'s> {

@@ -1,0 +1,267 @@
+//! Athena (Le, Sun, Su, OOPSLA 2015): EMI mutation of code that never ran, by deleting such
+//! statements and by transplanting statements from the pool into such regions, as proposals of
+//! a Metropolis–Hastings chain.
+//!
+//! Every move has a reverse move, so the proposal ratio q(Q|Q*)/q(Q*|Q) is countable: deleting a
+//! statement (it leaves a `;` placeholder where code can be transplanted again) is undone by
+//! restoring it, and a transplant is undone by removing it. The four kinds of move are drawn
+//! with equal probability, so that probability cancels from the ratio.
+
+use crate::edit::Edit;
+use crate::input::Variant;
+use crate::model::{Execution, Program, StmtId};
+use crate::pool::Pool;
+use crate::programs::Programs;
+use crate::seed::SeedId;
+use libafl::mutators::{MutationResult, Mutator};
+use libafl::state::HasRand;
+use libafl::Error;
+use libafl_bolts::rands::Rand;
+use libafl_bolts::Named;
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Move {
+    /// Delete a statement that never ran.
+    Delete,
+    /// Undo a deletion.
+    Restore,
+    /// Insert a pool statement before a statement that never ran (or its placeholder).
+    Transplant,
+    /// Undo a transplant.
+    Remove,
+}
+
+/// A proposed state of the chain and ln q(Q|Q*) − ln q(Q*|Q).
+#[derive(Clone, Debug)]
+pub struct Proposal {
+    pub edits: Vec<Edit>,
+    pub log_q_ratio: f64,
+    pub kind: Move,
+}
+
+/// What each kind of move can act on in a state.
+struct MoveSets {
+    deletable: Vec<StmtId>,
+    /// Indexes of deletions that are not inside another deletion.
+    restorable: Vec<usize>,
+    locations: Vec<StmtId>,
+    /// Indexes of transplants that are not inside a deletion.
+    transplants: Vec<usize>,
+}
+
+impl MoveSets {
+    fn of(program: &Program, edits: &[Edit]) -> MoveSets {
+        let count = program.statements.len();
+        let mut deleted = vec![false; count];
+        for edit in edits {
+            if let Edit::Delete { stmt } = edit {
+                if let Some(d) = deleted.get_mut(*stmt as usize) {
+                    *d = true;
+                }
+            }
+        }
+        // Statements are numbered in pre-order, so a parent is marked before its children.
+        let mut hidden = vec![false; count];
+        for stmt in &program.statements {
+            if let Some(parent) = stmt.parent {
+                let p = parent as usize;
+                hidden[stmt.id as usize] = hidden[p] || deleted[p];
+            }
+        }
+        let visible = |stmt: StmtId| (stmt as usize) < count && !hidden[stmt as usize];
+        let mut seen = HashSet::new();
+        let restorable = edits
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e, Edit::Delete { stmt } if visible(*stmt) && seen.insert(*stmt)))
+            .map(|(i, _)| i)
+            .collect();
+        let transplants = edits
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e, Edit::Transplant { stmt, .. } if visible(*stmt)))
+            .map(|(i, _)| i)
+            .collect();
+        let dead = |stmt: StmtId| visible(stmt) && program.statement(stmt).execution == Execution::NotExecuted;
+        MoveSets {
+            deletable: program
+                .statements
+                .iter()
+                .filter(|s| dead(s.id) && !deleted[s.id as usize] && s.is_deletable())
+                .map(|s| s.id)
+                .collect(),
+            restorable,
+            locations: program
+                .statements
+                .iter()
+                .filter(|s| dead(s.id) && program.accepts_insertion_before(s.id))
+                .map(|s| s.id)
+                .collect(),
+            transplants,
+        }
+    }
+}
+
+fn ln(n: usize) -> f64 {
+    (n as f64).ln()
+}
+
+/// One Athena proposal from the state `edits` of a chain on `seed`, or `None` when the drawn
+/// kind of move has nothing to act on (the chain then stays where it is).
+pub fn propose<R: Rand>(
+    program: &Program,
+    seed: &SeedId,
+    pool: &Pool,
+    edits: &[Edit],
+    rand: &mut R,
+) -> Option<Proposal> {
+    let sets = MoveSets::of(program, edits);
+    let kind = [Move::Delete, Move::Restore, Move::Transplant, Move::Remove][rand.below_or_zero(4)];
+    let mut next = edits.to_vec();
+    let log_q_ratio = match kind {
+        Move::Delete => {
+            let stmt = *rand.choose(&sets.deletable)?;
+            next.push(Edit::Delete { stmt });
+            ln(sets.deletable.len()) - ln(MoveSets::of(program, &next).restorable.len())
+        }
+        Move::Restore => {
+            let index = *rand.choose(&sets.restorable)?;
+            next.remove(index);
+            ln(sets.restorable.len()) - ln(MoveSets::of(program, &next).deletable.len())
+        }
+        Move::Transplant => {
+            let stmt = *rand.choose(&sets.locations)?;
+            let candidates = pool.candidates(program, seed, stmt);
+            let candidate = rand.choose(&candidates)?;
+            let picks: Vec<usize> = candidate
+                .choices
+                .iter()
+                .map(|c| rand.below_or_zero(c.len()))
+                .collect();
+            let choices = (candidates.len() as u64).saturating_mul(candidate.renamings());
+            next.push(Edit::Transplant {
+                stmt,
+                code: format!("{}\n", candidate.instantiate(&picks)),
+                shape: candidate.entry.shape.clone(),
+                choices,
+            });
+            ln(sets.locations.len()) + (choices as f64).ln() - ln(MoveSets::of(program, &next).transplants.len())
+        }
+        Move::Remove => {
+            let index = *rand.choose(&sets.transplants)?;
+            let Edit::Transplant { choices, .. } = next.remove(index) else {
+                unreachable!("transplant indexes name transplants")
+            };
+            ln(sets.transplants.len()) - ln(MoveSets::of(program, &next).locations.len()) - (choices as f64).ln()
+        }
+    };
+    Some(Proposal {
+        edits: next,
+        log_q_ratio,
+        kind,
+    })
+}
+
+/// A LibAFL mutator making one Athena proposal; the pool grows with every seed it meets.
+pub struct AthenaMutator {
+    programs: Arc<Programs>,
+    pub pool: Pool,
+    /// ln q(Q|Q*) − ln q(Q*|Q) of the last proposal, for the chain's acceptance.
+    pub last_log_q_ratio: f64,
+}
+
+impl AthenaMutator {
+    pub fn new(programs: Arc<Programs>) -> Self {
+        AthenaMutator {
+            programs,
+            pool: Pool::default(),
+            last_log_q_ratio: 0.0,
+        }
+    }
+}
+
+impl Named for AthenaMutator {
+    fn name(&self) -> &Cow<'static, str> {
+        static NAME: Cow<'static, str> = Cow::Borrowed("athena");
+        &NAME
+    }
+}
+
+impl<S: HasRand> Mutator<Variant, S> for AthenaMutator {
+    fn mutate(&mut self, state: &mut S, input: &mut Variant) -> Result<MutationResult, Error> {
+        let loaded = self
+            .programs
+            .get(&input.seed)
+            .map_err(|e| Error::illegal_state(format!("athena: {e:#}")))?;
+        self.pool.add_seed(&input.seed, &loaded.program);
+        match propose(&loaded.program, &input.seed, &self.pool, &input.edits, state.rand_mut()) {
+            Some(proposal) => {
+                input.edits = proposal.edits;
+                self.last_log_q_ratio = proposal.log_q_ratio;
+                Ok(MutationResult::Mutated)
+            }
+            None => Ok(MutationResult::Skipped),
+        }
+    }
+
+    fn post_exec(&mut self, _state: &mut S, _new_corpus_id: Option<libafl::corpus::CorpusId>) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edit::apply_edits;
+    use libafl_bolts::rands::StdRand;
+    use std::collections::BTreeMap;
+
+    /// A function whose `if` body never ran (line 3), and a loop that did.
+    fn program() -> Program {
+        let text = "int g;\nint f(int a) {\n  if (a > 100) {\n    g = a; a = a + 1;\n  }\n  for (int i = 0; i < 3; i++) { g += i; }\n  return a;\n}\n";
+        let counts: BTreeMap<u32, u64> = [(2, 1), (3, 1), (4, 0), (6, 1), (7, 1)].into_iter().collect();
+        Program::parse_parts(text, "", 0, &counts).unwrap()
+    }
+
+    #[test]
+    fn every_move_is_reversible_with_the_inverse_ratio() {
+        let p = program();
+        let seed = SeedId::of_text(&p.text);
+        let mut pool = Pool::default();
+        pool.add_seed(&seed, &p);
+        let mut rand = StdRand::with_seed(7);
+        let mut state: Vec<Edit> = Vec::new();
+        let mut seen = [0usize; 4];
+        for _ in 0..2000 {
+            let Some(proposal) = propose(&p, &seed, &pool, &state, &mut rand) else {
+                continue;
+            };
+            seen[proposal.kind as usize] += 1;
+            // Some proposal from Q* leads back to Q, with the opposite log ratio.
+            let back = (0..5000).find_map(|_| {
+                propose(&p, &seed, &pool, &proposal.edits, &mut rand).filter(|r| {
+                    let mut a = r.edits.clone();
+                    let mut b = state.clone();
+                    a.sort();
+                    b.sort();
+                    a == b
+                })
+            });
+            let back = back.expect("a reverse move exists");
+            assert!(
+                (back.log_q_ratio + proposal.log_q_ratio).abs() < 1e-9,
+                "{:?}: {} vs {}",
+                proposal.kind,
+                proposal.log_q_ratio,
+                back.log_q_ratio
+            );
+            state = proposal.edits;
+            let text = apply_edits(&p, &state);
+            assert!(text.contains("return a;"), "{text}");
+        }
+        assert!(seen.iter().all(|&n| n > 50), "every kind of move happens: {seen:?}");
+    }
+}

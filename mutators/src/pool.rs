@@ -1,0 +1,429 @@
+//! Athena's statement pool: statements and small blocks taken from seeds, with what they need
+//! to be transplanted into another place: the outside variables they use (holes, renamed to
+//! in-scope variables of the same type), the functions, typedefs and tags they name, and whether
+//! a `break` or `continue` in them needs an enclosing loop or switch.
+
+use crate::ctype::CType;
+use crate::model::{Program, Statement, StmtId, StmtKind, Variable};
+use crate::seed::SeedId;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// Statements longer than this are not pooled: Athena inserts statements and small blocks.
+const MAX_ENTRY_BYTES: usize = 600;
+/// A pool this large is representative; more entries only slow down candidate counting.
+const MAX_POOL_ENTRIES: usize = 20_000;
+
+/// The control-flow shape of a statement: its kind and the shapes of its children.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Shape {
+    pub kind: StmtKind,
+    pub children: Vec<Shape>,
+}
+
+impl Shape {
+    pub fn of(program: &Program, id: StmtId) -> Shape {
+        let stmt = program.statement(id);
+        Shape {
+            kind: stmt.kind,
+            children: stmt.children.iter().map(|&c| Shape::of(program, c)).collect(),
+        }
+    }
+
+    /// Number of statements in the shape.
+    pub fn size(&self) -> usize {
+        1 + self.children.iter().map(Shape::size).sum::<usize>()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Piece {
+    Text(String),
+    Hole(usize),
+}
+
+/// An outside variable used by a pool entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hole {
+    pub ty: CType,
+    pub is_const: bool,
+    pub is_volatile: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolEntry {
+    pub origin: SeedId,
+    pieces: Vec<Piece>,
+    pub holes: Vec<Hole>,
+    /// Identifiers that are neither keywords nor variables: functions, typedefs, enumerators.
+    free_names: BTreeSet<String>,
+    /// The entry names a struct, union or enum tag, meaningful only in its own seed.
+    uses_tags: bool,
+    /// How the origin declared the free names it knows (functions and typedefs).
+    declarations: HashMap<String, Declared>,
+    /// Variables declared inside the entry: a hole must not be renamed to one of them.
+    inner_names: BTreeSet<String>,
+    pub needs_loop: bool,
+    pub needs_break_target: bool,
+    pub shape: Shape,
+}
+
+/// The pool of every seed added so far, without duplicate texts.
+#[derive(Debug, Default)]
+pub struct Pool {
+    pub entries: Vec<PoolEntry>,
+    seeds: HashSet<SeedId>,
+    texts: HashSet<String>,
+}
+
+impl Pool {
+    /// Adds the statements of a seed, once per seed.
+    pub fn add_seed(&mut self, origin: &SeedId, program: &Program) {
+        if !self.seeds.insert(origin.clone()) {
+            return;
+        }
+        for stmt in &program.statements {
+            if self.entries.len() >= MAX_POOL_ENTRIES {
+                return;
+            }
+            let text = program.source_of(stmt.id);
+            if self.texts.contains(text) {
+                continue;
+            }
+            if let Some(entry) = extract(program, origin, stmt) {
+                self.texts.insert(text.to_string());
+                self.entries.push(entry);
+            }
+        }
+    }
+
+    pub fn has_seed(&self, origin: &SeedId) -> bool {
+        self.seeds.contains(origin)
+    }
+
+    /// The entries that fit before `location` of `target`, with the number of renamings each
+    /// allows.
+    pub fn candidates<'p>(&'p self, target: &Program, target_seed: &SeedId, location: StmtId) -> Vec<Candidate<'p>> {
+        let site = Site::new(target, location);
+        self.entries
+            .iter()
+            .filter_map(|entry| {
+                let choices = site.choices(entry, target, target_seed)?;
+                Some(Candidate { entry, choices })
+            })
+            .collect()
+    }
+}
+
+/// A pool entry that fits a location, and the in-scope variables each of its holes may take.
+pub struct Candidate<'p> {
+    pub entry: &'p PoolEntry,
+    pub choices: Vec<Vec<String>>,
+}
+
+impl Candidate<'_> {
+    /// How many distinct renamings the candidate allows.
+    pub fn renamings(&self) -> u64 {
+        self.choices
+            .iter()
+            .fold(1u64, |acc, c| acc.saturating_mul(c.len() as u64))
+    }
+
+    /// The entry's text with each hole replaced by the chosen variable.
+    pub fn instantiate(&self, picks: &[usize]) -> String {
+        let mut out = String::new();
+        for piece in &self.entry.pieces {
+            match piece {
+                Piece::Text(t) => out.push_str(t),
+                Piece::Hole(h) => out.push_str(&self.choices[*h][picks[*h]]),
+            }
+        }
+        out
+    }
+}
+
+/// What a location offers: the variables visible there (innermost of each name).
+struct Site<'t> {
+    vars: Vec<&'t Variable>,
+    in_loop: bool,
+    in_switch: bool,
+}
+
+impl<'t> Site<'t> {
+    fn new(target: &'t Program, location: StmtId) -> Self {
+        let mut seen = HashSet::new();
+        let vars = target
+            .vars_in_scope(location)
+            .into_iter()
+            .filter(|v| seen.insert(v.name.as_str()))
+            .collect();
+        let stmt = target.statement(location);
+        Site {
+            vars,
+            in_loop: stmt.in_loop,
+            in_switch: stmt.in_switch,
+        }
+    }
+
+    fn choices(&self, entry: &PoolEntry, target: &Program, target_seed: &SeedId) -> Option<Vec<Vec<String>>> {
+        if (entry.needs_loop && !self.in_loop) || (entry.needs_break_target && !self.in_loop && !self.in_switch) {
+            return None;
+        }
+        let same_seed = &entry.origin == target_seed;
+        if !same_seed && (entry.uses_tags || !entry.holes.iter().all(|h| portable(&h.ty))) {
+            return None;
+        }
+        if !same_seed && !entry.free_names.iter().all(|n| declared_alike(n, entry, target)) {
+            return None;
+        }
+        // A free name must not be hidden by a variable of the target.
+        if self.vars.iter().any(|v| entry.free_names.contains(&v.name)) {
+            return None;
+        }
+        entry
+            .holes
+            .iter()
+            .map(|hole| {
+                let names: Vec<String> = self
+                    .vars
+                    .iter()
+                    .filter(|v| {
+                        v.ty == hole.ty
+                            && v.is_volatile == hole.is_volatile
+                            && (hole.is_const || !v.is_const)
+                            && !entry.inner_names.contains(&v.name)
+                    })
+                    .map(|v| v.name.clone())
+                    .collect();
+                (!names.is_empty()).then_some(names)
+            })
+            .collect()
+    }
+}
+
+/// The origin's declarations of the names an entry uses, recorded at extraction.
+fn declared_alike(name: &str, entry: &PoolEntry, target: &Program) -> bool {
+    let Some(origin_decl) = entry.declarations.get(name) else {
+        return false;
+    };
+    match origin_decl {
+        Declared::Function(sig) => target.functions.get(name) == Some(sig),
+        Declared::Typedef(ty) => target.typedefs.get(name) == Some(ty),
+    }
+}
+
+/// Types that mean the same in every program: integers, floating types, pointers and arrays
+/// of them. Records and typedef'd unknowns differ between seeds.
+fn portable(ty: &CType) -> bool {
+    match ty {
+        CType::Int(_) | CType::Float | CType::Double | CType::LongDouble => true,
+        CType::Pointer(inner) | CType::Array(inner, _) => portable(inner) || **inner == CType::Void,
+        _ => false,
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Declared {
+    Function(String),
+    Typedef(CType),
+}
+
+const KEYWORDS: &[&str] = &[
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern", "float",
+    "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed", "sizeof",
+    "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Bool", "_Complex",
+    "_Alignof", "_Alignas", "_Atomic", "_Generic", "_Noreturn", "_Static_assert", "_Thread_local", "__extension__",
+    "__inline__", "__restrict", "__restrict__", "__const", "__volatile__", "__typeof__", "typeof", "__alignof__",
+];
+
+/// A token of C text relevant to renaming.
+enum Token {
+    Ident,
+    Punct,
+}
+
+/// What an identifier can be, from the token before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IdentRole {
+    /// A variable, function, typedef or enumerator.
+    Ordinary,
+    /// After `.` or `->`.
+    Member,
+    /// After `struct`, `union` or `enum`.
+    Tag,
+}
+
+/// Identifiers of C text with their byte ranges and roles, skipping literals and comments.
+fn identifiers(text: &str) -> Vec<(std::ops::Range<usize>, IdentRole)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut previous: Option<(Token, std::ops::Range<usize>)> = None;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c == b'"' || c == b'\'' {
+            i += 1;
+            while i < bytes.len() && bytes[i] != c {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+            previous = Some((Token::Punct, i - 1..i));
+        } else if text[i..].starts_with("/*") {
+            i = text[i + 2..].find("*/").map_or(bytes.len(), |e| i + 2 + e + 2);
+        } else if text[i..].starts_with("//") {
+            i = text[i..].find('\n').map_or(bytes.len(), |e| i + e);
+        } else if c.is_ascii_digit() || (c == b'.' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+            // A pp-number: digits, letters, dots, and signs after an exponent.
+            i += 1;
+            while i < bytes.len() {
+                let d = bytes[i];
+                if d.is_ascii_alphanumeric() || d == b'.' || d == b'_' {
+                    i += 1;
+                } else if (d == b'+' || d == b'-') && matches!(bytes[i - 1], b'e' | b'E' | b'p' | b'P') {
+                    i += 1;
+                } else {
+                    break;
+                }
+            }
+            previous = Some((Token::Punct, i - 1..i));
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let role = match &previous {
+                Some((Token::Punct, r)) if matches!(&text[r.clone()], "." | "->") => IdentRole::Member,
+                Some((Token::Ident, r)) if matches!(&text[r.clone()], "struct" | "union" | "enum") => IdentRole::Tag,
+                _ => IdentRole::Ordinary,
+            };
+            out.push((start..i, role));
+            previous = Some((Token::Ident, start..i));
+        } else {
+            let len = if text[i..].starts_with("->") { 2 } else { 1 };
+            previous = Some((Token::Punct, i..i + len));
+            i += len;
+        }
+    }
+    out
+}
+
+/// The pool entry for a statement, or `None` when it cannot be transplanted: labels, `goto`,
+/// `return`, inline assembly, function bodies, empty statements, long statements, and blocks
+/// whose inner declarations shadow a variable they also use from outside.
+fn extract(program: &Program, origin: &SeedId, stmt: &Statement) -> Option<PoolEntry> {
+    if stmt.function_body || stmt.contains_label {
+        return None;
+    }
+    let text = program.source_of(stmt.id);
+    if text.len() > MAX_ENTRY_BYTES || text.trim() == ";" {
+        return None;
+    }
+    let subtree = descendants(program, stmt.id);
+    let mut needs_loop = false;
+    let mut needs_break_target = false;
+    for &id in &subtree {
+        let s = program.statement(id);
+        match s.kind {
+            StmtKind::Labeled | StmtKind::Goto | StmtKind::Return | StmtKind::Asm => return None,
+            StmtKind::Continue => needs_loop |= !enclosed(program, id, stmt.id, false),
+            StmtKind::Break => needs_break_target |= !enclosed(program, id, stmt.id, true),
+            _ => {}
+        }
+    }
+    let inner_names: BTreeSet<String> = stmt
+        .inner_scopes
+        .clone()
+        .flat_map(|scope| program.scopes[scope].vars.iter().map(|v| v.name.clone()))
+        .collect();
+    let mut outside = HashMap::new();
+    for var in program.vars_in_scope(stmt.id) {
+        outside.entry(var.name.as_str()).or_insert(var);
+    }
+    if inner_names.iter().any(|n| outside.contains_key(n.as_str())) {
+        return None;
+    }
+
+    let mut pieces = Vec::new();
+    let mut holes: Vec<Hole> = Vec::new();
+    let mut hole_of: HashMap<&str, usize> = HashMap::new();
+    let mut free_names = BTreeSet::new();
+    let mut uses_tags = false;
+    let mut declarations = HashMap::new();
+    let mut cursor = 0;
+    for (range, role) in identifiers(text) {
+        let name = &text[range.clone()];
+        match role {
+            IdentRole::Member => continue,
+            IdentRole::Tag => {
+                uses_tags = true;
+                continue;
+            }
+            IdentRole::Ordinary => {}
+        }
+        if KEYWORDS.contains(&name) || inner_names.contains(name) {
+            continue;
+        }
+        if let Some(var) = outside.get(name) {
+            let hole = *hole_of.entry(name).or_insert_with(|| {
+                holes.push(Hole {
+                    ty: var.ty.clone(),
+                    is_const: var.is_const,
+                    is_volatile: var.is_volatile,
+                });
+                holes.len() - 1
+            });
+            pieces.push(Piece::Text(text[cursor..range.start].to_string()));
+            pieces.push(Piece::Hole(hole));
+            cursor = range.end;
+        } else {
+            if let Some(sig) = program.functions.get(name) {
+                declarations.insert(name.to_string(), Declared::Function(sig.clone()));
+            } else if let Some(ty) = program.typedefs.get(name) {
+                declarations.insert(name.to_string(), Declared::Typedef(ty.clone()));
+            }
+            free_names.insert(name.to_string());
+        }
+    }
+    pieces.push(Piece::Text(text[cursor..].to_string()));
+    Some(PoolEntry {
+        origin: origin.clone(),
+        pieces,
+        holes,
+        free_names,
+        uses_tags,
+        declarations,
+        inner_names,
+        needs_loop,
+        needs_break_target,
+        shape: Shape::of(program, stmt.id),
+    })
+}
+
+/// The statement and every statement nested in it.
+fn descendants(program: &Program, id: StmtId) -> Vec<StmtId> {
+    let mut out = vec![id];
+    let mut i = 0;
+    while i < out.len() {
+        out.extend(&program.statement(out[i]).children);
+        i += 1;
+    }
+    out
+}
+
+/// Whether a `break` (or a `continue`) at `id` binds to a statement inside `root`.
+fn enclosed(program: &Program, id: StmtId, root: StmtId, is_break: bool) -> bool {
+    let mut cursor = program.statement(id).parent;
+    while let Some(p) = cursor {
+        let kind = program.statement(p).kind;
+        if matches!(kind, StmtKind::While | StmtKind::DoWhile | StmtKind::For) || (is_break && kind == StmtKind::Switch) {
+            return true;
+        }
+        if p == root {
+            return false;
+        }
+        cursor = program.statement(p).parent;
+    }
+    false
+}
