@@ -9,13 +9,12 @@
 use crate::config::Config;
 use crate::executor::CompileRunExecutor;
 use crate::manager::ConfiguredManager;
+use crate::mcmc::{AcceptanceFeedback, ChainMutator, McmcChains, McmcOptions, McmcScheduler};
 use crate::objective::FindingsObjective;
 use crate::runner::cpu_seconds;
 use crate::seeds::SeedMaker;
 use anyhow::{Context, Result};
-use ccfuzz_mutators::hermes::{HermesMutator, Strategy};
 use ccfuzz_mutators::input::Variant;
-use ccfuzz_mutators::orion::OrionMutator;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use ccfuzz_observers::ExecutionObserver;
@@ -24,13 +23,13 @@ use libafl::events::{
     ClientDescription, EventConfig, EventRestarter, Launcher, LlmpRestartingEventManager, ProgressReporter, SendExiting,
 };
 use libafl::executors::ExitKind;
+use libafl::feedback_or;
 use libafl::feedbacks::{Feedback, StateInitializer};
 use libafl::fuzzer::{Evaluator, Fuzzer, StdFuzzer};
 use libafl::generators::Generator;
 use libafl::inputs::Input;
 use libafl::monitors::{MultiMonitor, OnDiskJsonAggregateMonitor};
-use libafl::mutators::{HavocScheduledMutator, SingleChoiceScheduledMutator};
-use libafl::schedulers::QueueScheduler;
+use libafl::schedulers::{QueueScheduler, Scheduler};
 use libafl::stages::StdMutationalStage;
 use libafl::state::{HasCorpus, HasExecutions, HasImported, HasRand, StdState};
 use libafl::{Error, HasMetadata};
@@ -70,6 +69,7 @@ pub struct CampaignOptions {
     pub seconds: Option<u64>,
     /// Stop each client after this many executions.
     pub iterations: Option<u64>,
+    pub mcmc: McmcOptions,
 }
 
 impl CampaignOptions {
@@ -141,6 +141,33 @@ pub struct ClientReport {
     pub own_cpu: f64,
     /// CPU seconds of its children: compilers, test binaries, csmith.
     pub children_cpu: f64,
+    pub mcmc: McmcReport,
+}
+
+/// The chains of a client: acceptance, and how far from their seeds they went.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct McmcReport {
+    pub chains: usize,
+    pub proposals: u64,
+    pub accepted: u64,
+    pub acceptance_rate: f64,
+    pub mean_chain_length: f64,
+    /// (chain length from, mean program distance of the chain's state, decisions), by buckets
+    /// of chain length.
+    pub distance_by_length: Vec<(u64, f64, u64)>,
+}
+
+impl McmcReport {
+    fn of(chains: &McmcChains) -> Self {
+        McmcReport {
+            chains: chains.chains.len(),
+            proposals: chains.proposals,
+            accepted: chains.accepted,
+            acceptance_rate: chains.acceptance_rate(),
+            mean_chain_length: chains.mean_length(),
+            distance_by_length: chains.by_length.means(),
+        }
+    }
 }
 
 fn write_client_report(out: &Path, id: usize, state: &CampaignState) -> std::io::Result<()> {
@@ -151,6 +178,7 @@ fn write_client_report(out: &Path, id: usize, state: &CampaignState) -> std::io:
         imported: *state.imported(),
         own_cpu: cpu_seconds(UsageWho::RUSAGE_SELF)?,
         children_cpu: cpu_seconds(UsageWho::RUSAGE_CHILDREN)?,
+        mcmc: McmcReport::of(state.metadata::<McmcChains>().unwrap_or(&McmcChains::default())),
     };
     let dir = out.join("clients");
     std::fs::create_dir_all(&dir)?;
@@ -342,7 +370,6 @@ where
     E::Observers: Serialize,
 {
     use libafl::events::{Event, EventWithStats};
-    use libafl::schedulers::Scheduler;
     let variant = Variant::of_seed(id.clone());
     let (_, added) = fuzzer.evaluate_input(state, executor, mgr, &variant)?;
     if added.is_some() || !state.metadata_or_insert_with(SeedsInCorpus::default).0.insert(id) {
@@ -386,7 +413,12 @@ where
 
     let execution = ExecutionObserver::new("execution");
     let handle = execution.handle();
-    let mut feedback = NewSeedFeedback;
+    let acceptance = AcceptanceFeedback::new(
+        programs.clone(),
+        options.mcmc.athena,
+        Some(&options.out.join("mcmc").join(format!("client-{}.csv", desc.id()))),
+    )?;
+    let mut feedback = feedback_or!(NewSeedFeedback, acceptance);
     let mut objective = FindingsObjective::new(
         handle.clone(),
         programs.clone(),
@@ -411,7 +443,14 @@ where
         }
     }
 
-    let mut fuzzer = StdFuzzer::new(QueueScheduler::new(), feedback, objective);
+    let mut scheduler = McmcScheduler::new(options.mcmc.proposals_per_turn);
+    if fresh {
+        // Chains start from the seeds of a resumed corpus.
+        for id in state.corpus().ids().collect::<Vec<_>>() {
+            scheduler.on_add(&mut state, id)?;
+        }
+    }
+    let mut fuzzer = StdFuzzer::new(scheduler, feedback, objective);
     let mut executor = CompileRunExecutor::new(
         tuple_list!(execution),
         handle,
@@ -432,10 +471,6 @@ where
         }
     }
 
-    let orion = StdMutationalStage::with_max_iterations(
-        SingleChoiceScheduledMutator::new(tuple_list!(OrionMutator::new(programs.clone()))),
-        nonzero!(1),
-    );
     let variants_per_seed = match &options.seeds {
         SeedSource::Csmith { variants_per_seed } => Some(*variants_per_seed),
         SeedSource::Directory(_) => None,
@@ -461,19 +496,13 @@ where
     csmith.attempts = 10;
     let mut last_seed_at = *state.executions();
 
-    // Hermes's three strategies, drawn uniformly, 2, 4 or 8 snippets per variant.
-    let hermes = StdMutationalStage::with_max_iterations(
-        HavocScheduledMutator::with_max_stack_pow(
-            tuple_list!(
-                HermesMutator::new(programs.clone(), Strategy::Fcb),
-                HermesMutator::new(programs.clone(), Strategy::Tg),
-                HermesMutator::new(programs.clone(), Strategy::Tcb)
-            ),
-            3,
-        ),
+    // One proposal per round: the chain's next state is judged when it has run.
+    let proposals = StdMutationalStage::with_max_iterations(
+        ChainMutator::new(programs.clone(), options.mcmc.families.clone()),
         nonzero!(1),
     );
-    let mut stages = tuple_list!(orion, hermes);
+    let mut stages = tuple_list!(proposals);
+    let mut last_stats = std::time::Instant::now();
     // Rounds in a row in which no mutator could change its input (every seed fully live).
     let mut idle_rounds = 0u32;
     loop {
@@ -511,7 +540,51 @@ where
             idle_rounds = 0;
         }
         mgr.maybe_report_progress(&mut state, Duration::from_secs(3))?;
+        if last_stats.elapsed() >= Duration::from_secs(5) {
+            last_stats = std::time::Instant::now();
+            report_chains(&mut state, &mut mgr)?;
+        }
     }
+}
+
+/// Acceptance rate, mean chain length and mean program distance, for the monitor.
+fn report_chains<EM: libafl::events::EventFirer<Variant, CampaignState>>(
+    state: &mut CampaignState,
+    mgr: &mut EM,
+) -> Result<(), Error> {
+    use libafl::events::{Event, EventWithStats};
+    use libafl::monitors::stats::{AggregatorOps, UserStats, UserStatsValue};
+    use std::marker::PhantomData;
+    let Some(chains) = state.metadata::<McmcChains>().ok() else {
+        return Ok(());
+    };
+    let stats = [
+        (
+            "acceptance",
+            UserStatsValue::Percent(chains.acceptance_rate()),
+            AggregatorOps::Avg,
+        ),
+        (
+            "chain length",
+            UserStatsValue::Float(chains.mean_length()),
+            AggregatorOps::Avg,
+        ),
+        (
+            "distance",
+            UserStatsValue::Float(chains.mean_distance()),
+            AggregatorOps::Avg,
+        ),
+    ];
+    let executions = *state.executions();
+    for (name, value, op) in stats {
+        let event = Event::UpdateUserStats {
+            name: Cow::Borrowed(name),
+            value: UserStats::new(value, op),
+            phantom: PhantomData,
+        };
+        mgr.fire(state, EventWithStats::with_current_time(event, executions))?;
+    }
+    Ok(())
 }
 
 /// Executes saved variants (corpus or solution files) through the campaign's executor and

@@ -7,6 +7,7 @@ pub mod compile;
 pub mod config;
 pub mod executor;
 pub mod manager;
+pub mod mcmc;
 pub mod objective;
 pub mod runner;
 pub mod seeds;

@@ -4,13 +4,17 @@ use anyhow::{bail, Context, Result};
 use ccfuzz::bench::{run_bench, BenchOptions};
 use ccfuzz::campaign::{profile_directory, replay, run_campaign, CampaignOptions, SeedSource};
 use ccfuzz::config::Config;
+use ccfuzz::mcmc::{Family, McmcOptions};
 use ccfuzz::seeds::SeedMaker;
+use ccfuzz_mutators::athena::{AthenaChain, AthenaParams};
+use ccfuzz_mutators::cfg::DistanceWeights;
 use ccfuzz_mutators::hermes::hermes_variant;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::orion::OrionMutator;
+use ccfuzz_mutators::pool::Pool;
 use ccfuzz_mutators::programs::Programs;
-use ccfuzz_mutators::seed::SeedStore;
-use clap::{Parser, Subcommand, ValueEnum};
+use ccfuzz_mutators::seed::{SeedId, SeedStore};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use libafl::mutators::{MutationResult, Mutator};
 use libafl::state::HasRand;
 use libafl_bolts::rands::StdRand;
@@ -43,7 +47,7 @@ enum Command {
         #[arg(long)]
         seeds: Option<PathBuf>,
         /// With csmith seeds: a new seed after this many variants (per core).
-        #[arg(long, default_value_t = 8)]
+        #[arg(long, default_value_t = 25)]
         variants_per_seed: u64,
         /// Cores to run on: `all`, `0`, `0-3`, `0,2`.
         #[arg(long, default_value = "all")]
@@ -60,6 +64,8 @@ enum Command {
         /// Stop each core after this many executions.
         #[arg(long)]
         iterations: Option<u64>,
+        #[command(flatten)]
+        mcmc: McmcArgs,
     },
     /// Write variants of one seed as C files, without compiling them.
     Mutate {
@@ -121,12 +127,55 @@ enum Command {
     },
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+/// The chains: who proposes, and Athena's objective.
+#[derive(Args)]
+struct McmcArgs {
+    /// Mutator families proposing the chains' moves, drawn uniformly.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "athena,hermes")]
+    mutators: Vec<Family>,
+    /// Proposals on one seed's chain before turning to the next seed.
+    #[arg(long, default_value_t = 25)]
+    proposals_per_turn: u64,
+    /// Inverse temperature of the acceptance rule.
+    #[arg(long, default_value_t = AthenaParams::default().sigma)]
+    sigma: f64,
+    /// Weight of the distance between control-flow vertex sets.
+    #[arg(long, default_value_t = DistanceWeights::default().alpha)]
+    alpha: f64,
+    /// Weight of the distance between control-flow edge sets.
+    #[arg(long, default_value_t = DistanceWeights::default().beta)]
+    beta: f64,
+    /// Penalty per statement of size difference from the seed.
+    #[arg(long, default_value_t = DistanceWeights::default().gamma)]
+    gamma: f64,
+}
+
+impl McmcArgs {
+    fn options(self) -> McmcOptions {
+        McmcOptions {
+            athena: AthenaParams {
+                sigma: self.sigma,
+                weights: DistanceWeights {
+                    alpha: self.alpha,
+                    beta: self.beta,
+                    gamma: self.gamma,
+                },
+            },
+            proposals_per_turn: self.proposals_per_turn,
+            families: self.mutators,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum MutatorName {
     /// Delete statements that never ran.
     Orion,
     /// Insert live-code snippets (FCB, TG, TCB) before every usable profiled point.
     Hermes,
+    /// Successive states of an Athena MCMC chain (deletions and transplants in code that never
+    /// ran), pool from the seed and the seeds already in OUT/seeds.
+    Athena,
 }
 
 fn load_config(path: Option<&Path>) -> Result<Config> {
@@ -170,9 +219,12 @@ fn mutate(seed: &Path, mutator: MutatorName, count: usize, out: &Path, config: C
         Ok(id) => id,
         Err(reason) => bail!("seed {} rejected: {reason}", seed.display()),
     };
-    let programs = Arc::new(Programs::new(store, 1));
+    let programs = Arc::new(Programs::new(store.clone(), 1));
     let loaded = programs.get(&id)?;
     std::fs::write(out.join("seed.c"), &loaded.seed.text)?;
+    if mutator == MutatorName::Athena {
+        return athena_chain(&store, &programs, &id, count, out, random_seed);
+    }
     let mut orion = OrionMutator::new(programs.clone());
     let mut state = MutateState {
         rand: StdRand::with_seed(random_seed),
@@ -188,6 +240,7 @@ fn mutate(seed: &Path, mutator: MutatorName, count: usize, out: &Path, config: C
                     MutatorName::Orion => "the seed has no statement that never ran: Orion cannot change it",
                     MutatorName::Hermes =>
                         "the seed has no profiled point with complete values: Hermes cannot change it",
+                    MutatorName::Athena => unreachable!("Athena variants come from a chain"),
                 }
             );
         }
@@ -204,6 +257,7 @@ fn mutate(seed: &Path, mutator: MutatorName, count: usize, out: &Path, config: C
                     continue;
                 }
             }
+            MutatorName::Athena => unreachable!("Athena variants come from a chain"),
         }
         written += 1;
         std::fs::write(
@@ -212,6 +266,56 @@ fn mutate(seed: &Path, mutator: MutatorName, count: usize, out: &Path, config: C
         )?;
     }
     println!("wrote {written} variants of seed {id} to {}", out.display());
+    Ok(())
+}
+
+/// Writes the successive states of an Athena chain on `id`, one file per accepted move.
+fn athena_chain(
+    store: &SeedStore,
+    programs: &Programs,
+    id: &SeedId,
+    count: usize,
+    out: &Path,
+    random_seed: u64,
+) -> Result<()> {
+    let mut pool = Pool::default();
+    for other in store.ids()? {
+        match programs.get(&other) {
+            Ok(loaded) => pool.add_seed(&other, &loaded.program),
+            Err(e) => log::warn!("stored seed {other} left out of the pool: {e:#}"),
+        }
+    }
+    let loaded = programs.get(id)?;
+    let mut chain = AthenaChain::new(&loaded.program, AthenaParams::default());
+    let mut rand = StdRand::with_seed(random_seed);
+    let mut written = 0;
+    let mut steps = 0;
+    while written < count {
+        steps += 1;
+        if steps > count * 200 + 1000 {
+            bail!("the chain stopped moving after {written} variants: the seed has too little code that never ran");
+        }
+        if !chain.step(&loaded.program, id, &pool, &mut rand) {
+            continue;
+        }
+        written += 1;
+        let variant = Variant {
+            seed: id.clone(),
+            edits: chain.edits.clone(),
+        };
+        std::fs::write(
+            out.join(format!("variant-{written:04}.c")),
+            programs.materialize(&variant)?,
+        )?;
+    }
+    println!(
+        "wrote {written} variants of seed {id} to {}: {} proposals, acceptance {:.1}%, final distance {:.4}, pool of {} statements",
+        out.display(),
+        chain.proposals,
+        100.0 * chain.accepted as f64 / chain.proposals.max(1) as f64,
+        chain.distance,
+        pool.entries.len()
+    );
     Ok(())
 }
 
@@ -228,6 +332,7 @@ fn main() -> Result<()> {
             remote_broker,
             seconds,
             iterations,
+            mcmc,
         } => {
             let config = load_config(config.as_deref())?;
             let seeds = match seeds {
@@ -243,6 +348,7 @@ fn main() -> Result<()> {
                 remote_broker,
                 seconds,
                 iterations,
+                mcmc: mcmc.options(),
             })
         }
         Command::Mutate {

@@ -20,9 +20,14 @@ pub enum Vertex {
     Stmt(StmtId),
     Placeholder(StmtId),
     /// The `index`-th statement (pre-order) of the snippet added by edit `edit`.
-    Added { edit: u32, index: u32 },
+    Added {
+        edit: u32,
+        index: u32,
+    },
     /// The conditional a guard edit puts around its statement.
-    Guard { edit: u32 },
+    Guard {
+        edit: u32,
+    },
 }
 
 #[derive(Debug, Default)]

@@ -11,6 +11,7 @@ pub mod ctype;
 pub mod edit;
 pub mod hermes;
 pub mod input;
+pub mod metropolis;
 pub mod model;
 pub mod orion;
 pub mod pool;

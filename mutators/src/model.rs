@@ -5,8 +5,8 @@ use crate::ctype::{CType, IntKind, IntSpecifiers};
 use crate::seed::Seed;
 use lang_c::ast::{
     ArraySize, BlockItem, Constant, DeclarationSpecifier, Declarator, DeclaratorKind, DerivedDeclarator, Expression,
-    ExternalDeclaration, ForInitializer, Label, SpecifierQualifier, Statement as AstStatement, StorageClassSpecifier,
-    StructDeclaration, TypeQualifier, TypeSpecifier,
+    ExternalDeclaration, ForInitializer, Label, PointerQualifier, SpecifierQualifier, Statement as AstStatement,
+    StorageClassSpecifier, StructDeclaration, TypeQualifier, TypeSpecifier,
 };
 use lang_c::driver::{parse_preprocessed, Config, Flavor};
 use lang_c::span::Node;
@@ -89,6 +89,10 @@ pub struct Variable {
     pub is_const: bool,
     pub is_volatile: bool,
     pub global: bool,
+    /// The qualifiers of the declared type, outermost pointer level last (`c` const, `v`
+    /// volatile, `*` a pointer): two variables of equal type and qualifiers can stand for each
+    /// other anywhere, including through pointers.
+    pub qualifiers: String,
     /// Holds a determinate value wherever it is in scope: static storage (zero-initialized),
     /// a parameter, or a local with an initializer.
     pub initialized: bool,
@@ -126,6 +130,17 @@ impl std::fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
+/// The first declaration of a function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionDecl {
+    /// Its text, whitespace-normalized: a call means the same in two programs whose
+    /// signatures are equal.
+    pub signature: String,
+    /// Offset in the seed text where it starts (0 for the system headers): code before it cannot
+    /// call the function.
+    pub offset: usize,
+}
+
 #[derive(Clone, Debug)]
 pub struct Program {
     pub text: String,
@@ -135,9 +150,8 @@ pub struct Program {
     pub roots: Vec<StmtId>,
     /// Fields of every struct and union, by tag.
     pub records: BTreeMap<String, Vec<Field>>,
-    /// Declared functions and their first declaration, whitespace-normalized (the header
-    /// expansion included): a call means the same in two programs whose entries are equal.
-    pub functions: BTreeMap<String, String>,
+    /// Declared functions, by name (the header expansion included).
+    pub functions: BTreeMap<String, FunctionDecl>,
     pub typedefs: BTreeMap<String, CType>,
 }
 
@@ -241,7 +255,7 @@ impl Program {
 struct Builder<'a> {
     text: &'a str,
     parse_text: &'a str,
-    functions: BTreeMap<String, String>,
+    functions: BTreeMap<String, FunctionDecl>,
     /// Added to a parse-text offset to get a seed-text offset.
     shift: isize,
     header_len: usize,
@@ -276,12 +290,24 @@ impl<'a> Builder<'a> {
     fn external(&mut self, external: &Node<ExternalDeclaration>) {
         match &external.node {
             ExternalDeclaration::Declaration(decl) => {
-                self.declaration(&decl.node, 0, true);
+                // The system headers' variables (`signgam`, `stdin`) may need libraries that
+                // the program does not link: only its own variables are in scope.
+                let scope = if decl.span.start < self.header_len {
+                    None
+                } else {
+                    Some(0)
+                };
+                self.declaration(&decl.node, scope, true);
                 let text = &self.parse_text[decl.span.start..decl.span.end];
-                let signature = normalize_space(text.trim_end().trim_end_matches(';'));
+                let decl_of = FunctionDecl {
+                    signature: normalize_space(text.trim_end().trim_end_matches(';')),
+                    offset: self.seed_offset(decl.span.start),
+                };
                 for init in &decl.node.declarators {
-                    if let (Some(name), CType::Function) = self.declarator_type(CType::Other, &init.node.declarator.node) {
-                        self.functions.entry(name).or_insert_with(|| signature.clone());
+                    if let (Some(name), CType::Function) =
+                        self.declarator_type(CType::Other, &init.node.declarator.node)
+                    {
+                        self.functions.entry(name).or_insert_with(|| decl_of.clone());
                     }
                 }
             }
@@ -289,8 +315,11 @@ impl<'a> Builder<'a> {
             ExternalDeclaration::FunctionDefinition(node) => {
                 let def = &node.node;
                 if let (Some(name), _) = self.declarator_type(CType::Other, &def.declarator.node) {
-                    let signature = normalize_space(&self.parse_text[node.span.start..def.statement.span.start]);
-                    self.functions.entry(name).or_insert(signature);
+                    let decl_of = FunctionDecl {
+                        signature: normalize_space(&self.parse_text[node.span.start..def.statement.span.start]),
+                        offset: self.seed_offset(node.span.start),
+                    };
+                    self.functions.entry(name).or_insert(decl_of);
                 }
                 let params = self.new_scope_at(0, self.scopes[0].vars.len());
                 let parameters = def.declarator.node.derived.iter().find_map(|d| match &d.node {
@@ -321,7 +350,8 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn declaration(&mut self, decl: &lang_c::ast::Declaration, scope: ScopeId, global: bool) {
+    /// Records a declaration's typedefs, and its variables in `scope` if there is one.
+    fn declaration(&mut self, decl: &lang_c::ast::Declaration, scope: Option<ScopeId>, global: bool) {
         let base = self.base_type(decl.specifiers.iter().filter_map(decl_spec));
         let is_static = decl.specifiers.iter().any(
             |s| matches!(&s.node, DeclarationSpecifier::StorageClass(c) if c.node == StorageClassSpecifier::Static),
@@ -331,13 +361,14 @@ impl<'a> Builder<'a> {
             let Some(name) = name else { continue };
             if base.is_typedef {
                 self.typedefs.insert(name, ty);
-            } else if ty != CType::Function {
+            } else if let (Some(scope), false) = (scope, ty == CType::Function) {
                 self.scopes[scope].vars.push(Variable {
                     name,
                     ty,
                     is_const: base.is_const,
                     is_volatile: base.is_volatile,
                     global,
+                    qualifiers: qualifiers(&base, &init.node.declarator.node),
                     initialized: global || is_static || init.node.initializer.is_some(),
                 });
             }
@@ -354,6 +385,7 @@ impl<'a> Builder<'a> {
                     is_const: base.is_const,
                     is_volatile: base.is_volatile,
                     global,
+                    qualifiers: qualifiers(base, declarator),
                     initialized: true,
                 };
                 self.scopes[scope].vars.push(var);
@@ -487,6 +519,15 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// The seed-text offset of a parse-text offset (0 inside the header expansion).
+    fn seed_offset(&self, parse_offset: usize) -> usize {
+        if parse_offset < self.header_len {
+            0
+        } else {
+            (parse_offset as isize + self.shift) as usize
+        }
+    }
+
     fn line_of(&self, offset: usize) -> u32 {
         match self.line_starts.binary_search(&offset) {
             Ok(i) => i as u32 + 1,
@@ -580,7 +621,7 @@ impl<'a> Builder<'a> {
                 let inner = Context { scope, ..child_ctx };
                 for item in items {
                     match &item.node {
-                        BlockItem::Declaration(decl) => self.declaration(&decl.node, scope, false),
+                        BlockItem::Declaration(decl) => self.declaration(&decl.node, Some(scope), false),
                         BlockItem::StaticAssert(_) => {}
                         BlockItem::Statement(s) => {
                             let visible = self.scopes[scope].vars.len();
@@ -608,7 +649,7 @@ impl<'a> Builder<'a> {
                 let (body_ctx, body_visible) = match &s.node.initializer.node {
                     ForInitializer::Declaration(decl) => {
                         let scope = self.new_scope_at(ctx.scope, visible);
-                        self.declaration(&decl.node, scope, false);
+                        self.declaration(&decl.node, Some(scope), false);
                         (Context { scope, ..loop_ctx }, self.scopes[scope].vars.len())
                     }
                     _ => (loop_ctx, visible),
@@ -637,6 +678,36 @@ impl<'a> Builder<'a> {
             vars: Vec::new(),
         });
         self.scopes.len() - 1
+    }
+}
+
+fn qualifiers(base: &BaseType, declarator: &Declarator) -> String {
+    let mut out = String::new();
+    if base.is_const {
+        out.push('c');
+    }
+    if base.is_volatile {
+        out.push('v');
+    }
+    pointer_qualifiers(declarator, &mut out);
+    out
+}
+
+fn pointer_qualifiers(declarator: &Declarator, out: &mut String) {
+    for derived in &declarator.derived {
+        if let DerivedDeclarator::Pointer(quals) = &derived.node {
+            out.push('*');
+            for q in quals {
+                match &q.node {
+                    PointerQualifier::TypeQualifier(t) if t.node == TypeQualifier::Const => out.push('c'),
+                    PointerQualifier::TypeQualifier(t) if t.node == TypeQualifier::Volatile => out.push('v'),
+                    _ => {}
+                }
+            }
+        }
+    }
+    if let DeclaratorKind::Declarator(inner) = &declarator.kind.node {
+        pointer_qualifiers(&inner.node, out);
     }
 }
 

@@ -46,8 +46,7 @@ enum Piece {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hole {
     pub ty: CType,
-    pub is_const: bool,
-    pub is_volatile: bool,
+    pub qualifiers: String,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -145,6 +144,7 @@ impl Candidate<'_> {
 /// What a location offers: the variables visible there (innermost of each name).
 struct Site<'t> {
     vars: Vec<&'t Variable>,
+    offset: usize,
     in_loop: bool,
     in_switch: bool,
 }
@@ -160,6 +160,7 @@ impl<'t> Site<'t> {
         let stmt = target.statement(location);
         Site {
             vars,
+            offset: stmt.span.start,
             in_loop: stmt.in_loop,
             in_switch: stmt.in_switch,
         }
@@ -176,8 +177,13 @@ impl<'t> Site<'t> {
         if !same_seed && !entry.free_names.iter().all(|n| declared_alike(n, entry, target)) {
             return None;
         }
-        // A free name must not be hidden by a variable of the target.
+        // A free name must not be hidden by a variable of the target, and a function must be
+        // declared before the location.
         if self.vars.iter().any(|v| entry.free_names.contains(&v.name)) {
+            return None;
+        }
+        let declared_before = |name: &String| target.functions.get(name).is_none_or(|f| f.offset < self.offset);
+        if !entry.free_names.iter().all(declared_before) {
             return None;
         }
         entry
@@ -188,10 +194,7 @@ impl<'t> Site<'t> {
                     .vars
                     .iter()
                     .filter(|v| {
-                        v.ty == hole.ty
-                            && v.is_volatile == hole.is_volatile
-                            && (hole.is_const || !v.is_const)
-                            && !entry.inner_names.contains(&v.name)
+                        v.ty == hole.ty && v.qualifiers == hole.qualifiers && !entry.inner_names.contains(&v.name)
                     })
                     .map(|v| v.name.clone())
                     .collect();
@@ -207,7 +210,7 @@ fn declared_alike(name: &str, entry: &PoolEntry, target: &Program) -> bool {
         return false;
     };
     match origin_decl {
-        Declared::Function(sig) => target.functions.get(name) == Some(sig),
+        Declared::Function(sig) => target.functions.get(name).is_some_and(|f| &f.signature == sig),
         Declared::Typedef(ty) => target.typedefs.get(name) == Some(ty),
     }
 }
@@ -229,11 +232,58 @@ enum Declared {
 }
 
 const KEYWORDS: &[&str] = &[
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern", "float",
-    "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed", "sizeof",
-    "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Bool", "_Complex",
-    "_Alignof", "_Alignas", "_Atomic", "_Generic", "_Noreturn", "_Static_assert", "_Thread_local", "__extension__",
-    "__inline__", "__restrict", "__restrict__", "__const", "__volatile__", "__typeof__", "typeof", "__alignof__",
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "_Bool",
+    "_Complex",
+    "_Alignof",
+    "_Alignas",
+    "_Atomic",
+    "_Generic",
+    "_Noreturn",
+    "_Static_assert",
+    "_Thread_local",
+    "__extension__",
+    "__inline__",
+    "__restrict",
+    "__restrict__",
+    "__const",
+    "__volatile__",
+    "__typeof__",
+    "typeof",
+    "__alignof__",
 ];
 
 /// A token of C text relevant to renaming.
@@ -369,8 +419,7 @@ fn extract(program: &Program, origin: &SeedId, stmt: &Statement) -> Option<PoolE
             let hole = *hole_of.entry(name).or_insert_with(|| {
                 holes.push(Hole {
                     ty: var.ty.clone(),
-                    is_const: var.is_const,
-                    is_volatile: var.is_volatile,
+                    qualifiers: var.qualifiers.clone(),
                 });
                 holes.len() - 1
             });
@@ -378,8 +427,8 @@ fn extract(program: &Program, origin: &SeedId, stmt: &Statement) -> Option<PoolE
             pieces.push(Piece::Hole(hole));
             cursor = range.end;
         } else {
-            if let Some(sig) = program.functions.get(name) {
-                declarations.insert(name.to_string(), Declared::Function(sig.clone()));
+            if let Some(function) = program.functions.get(name) {
+                declarations.insert(name.to_string(), Declared::Function(function.signature.clone()));
             } else if let Some(ty) = program.typedefs.get(name) {
                 declarations.insert(name.to_string(), Declared::Typedef(ty.clone()));
             }
@@ -414,10 +463,14 @@ fn descendants(program: &Program, id: StmtId) -> Vec<StmtId> {
 
 /// Whether a `break` (or a `continue`) at `id` binds to a statement inside `root`.
 fn enclosed(program: &Program, id: StmtId, root: StmtId, is_break: bool) -> bool {
+    if id == root {
+        return false;
+    }
     let mut cursor = program.statement(id).parent;
     while let Some(p) = cursor {
         let kind = program.statement(p).kind;
-        if matches!(kind, StmtKind::While | StmtKind::DoWhile | StmtKind::For) || (is_break && kind == StmtKind::Switch) {
+        if matches!(kind, StmtKind::While | StmtKind::DoWhile | StmtKind::For) || (is_break && kind == StmtKind::Switch)
+        {
             return true;
         }
         if p == root {
