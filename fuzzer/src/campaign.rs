@@ -513,6 +513,22 @@ where
             if let Err(e) = write_client_report(&options.out, desc.id(), &state) {
                 log::warn!("cannot write the report of client {}: {e}", desc.id());
             }
+            if let Ok(chains) = state.metadata::<McmcChains>() {
+                let by_length: Vec<String> = chains
+                    .by_length
+                    .means()
+                    .iter()
+                    .map(|(length, mean, _)| format!("{length}+: {mean:.4}"))
+                    .collect();
+                log::info!(
+                    "client {}: {} chains, {} proposals, acceptance {:.1}%; mean distance by chain length: {}",
+                    desc.id(),
+                    chains.chains.len(),
+                    chains.proposals,
+                    100.0 * chains.acceptance_rate(),
+                    by_length.join(", ")
+                );
+            }
             mgr.send_exiting()?;
             return Ok(());
         }

@@ -113,10 +113,22 @@ pub struct McmcChains {
     pub proposals: u64,
     pub accepted: u64,
     pub by_length: DistanceByLength,
+    /// Corpus entries of the chains' states by variant name: a chain that returns to a state
+    /// moves to its entry instead of adding it again.
+    states: HashMap<String, CorpusId>,
 }
 impl_serdeany!(McmcChains);
 
 impl McmcChains {
+    fn move_chain(&mut self, seed: &SeedId, id: CorpusId, energy: f64, distance: f64) {
+        if let Some(chain) = self.chains.get_mut(seed) {
+            chain.current = id;
+            chain.energy = energy;
+            chain.distance = distance;
+            chain.accepted += 1;
+        }
+    }
+
     pub fn acceptance_rate(&self) -> f64 {
         self.accepted as f64 / self.proposals.max(1) as f64
     }
@@ -234,7 +246,7 @@ impl AcceptanceFeedback {
                 if fresh {
                     writeln!(
                         writer,
-                        "seconds,seed,family,accepted,chain_proposals,chain_length,distance,proposed_distance,log_q_ratio"
+                        "seconds,seed,variant,family,accepted,chain_proposals,chain_length,distance,proposed_distance,log_q_ratio"
                     )?;
                 }
                 Some(writer)
@@ -341,9 +353,10 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
         if let Some(log) = &mut self.log {
             writeln!(
                 log,
-                "{:.1},{},{:?},{},{},{},{:.6},{:.6},{:.4}",
+                "{:.1},{},{},{:?},{},{},{},{:.6},{:.6},{:.4}",
                 self.started.elapsed().as_secs_f64(),
                 input.seed,
+                name,
                 pending.family,
                 u8::from(accepted),
                 entry.proposals,
@@ -354,14 +367,19 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
             )?;
             log.flush()?;
         }
-        if accepted {
-            state.add_metadata(LastAcceptance {
-                name,
-                energy,
-                distance: proposed_distance,
-            });
+        if !accepted {
+            return Ok(false);
         }
-        Ok(accepted)
+        if let Some(&known) = chains.states.get(&name) {
+            chains.move_chain(&input.seed, known, energy, proposed_distance);
+            return Ok(false);
+        }
+        state.add_metadata(LastAcceptance {
+            name,
+            energy,
+            distance: proposed_distance,
+        });
+        Ok(true)
     }
 }
 

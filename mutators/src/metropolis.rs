@@ -32,7 +32,7 @@ mod tests {
         let energies = [0.0, 1.5, -0.5, 2.0, 0.7, -1.2];
         let sigma = 0.8;
         let n = energies.len();
-        let forward = 0.7;
+        let forward: f64 = 0.7;
         let mut rand = StdRand::with_seed(2026);
         let mut state = 0usize;
         let thinning = 50;
@@ -40,9 +40,9 @@ mod tests {
         let mut visits = vec![0u64; n];
         for step in 0..samples * thinning {
             let (proposed, log_q_ratio) = if rand.next_float() < forward {
-                ((state + 1) % n, ((1.0 - forward) / forward as f64).ln())
+                ((state + 1) % n, ((1.0 - forward) / forward).ln())
             } else {
-                ((state + n - 1) % n, (forward / (1.0 - forward) as f64).ln())
+                ((state + n - 1) % n, (forward / (1.0 - forward)).ln())
             };
             if accepts(energies[state], energies[proposed], log_q_ratio, sigma, &mut rand) {
                 state = proposed;

@@ -329,9 +329,8 @@ fn identifiers(text: &str) -> Vec<(std::ops::Range<usize>, IdentRole)> {
             i += 1;
             while i < bytes.len() {
                 let d = bytes[i];
-                if d.is_ascii_alphanumeric() || d == b'.' || d == b'_' {
-                    i += 1;
-                } else if (d == b'+' || d == b'-') && matches!(bytes[i - 1], b'e' | b'E' | b'p' | b'P') {
+                let exponent_sign = (d == b'+' || d == b'-') && matches!(bytes[i - 1], b'e' | b'E' | b'p' | b'P');
+                if d.is_ascii_alphanumeric() || d == b'.' || d == b'_' || exponent_sign {
                     i += 1;
                 } else {
                     break;

@@ -7,11 +7,13 @@ use ccfuzz::compile::{compile, compile_and_run, run_binary};
 use ccfuzz::config::CompilerConfig;
 use ccfuzz::runner::{run, Exit, Limits};
 use ccfuzz::seeds::parse_gcov;
+use ccfuzz_mutators::athena::{AthenaChain, AthenaParams};
 use ccfuzz_mutators::edit::Edit;
 use ccfuzz_mutators::hermes::{env_at, hermes_variant, synthesize, usable_points, Strategy};
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::model::Variable;
 use ccfuzz_mutators::orion::orion_prune;
+use ccfuzz_mutators::pool::Pool;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use ccfuzz_observers::ConfigOutcome;
@@ -319,6 +321,77 @@ fn hermes_variants_print_their_seeds_output_and_are_ub_free() {
         ids.len(),
         failures.len()
     );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn athena_chain_states_print_their_seeds_output() {
+    let programs = Programs::new(SeedStore::open(store_path()).unwrap(), 8);
+    // The pool holds statements of every stored seed, so most transplants cross seeds.
+    let mut pool = Pool::default();
+    for id in &store().1 {
+        pool.add_seed(id, &programs.get(id).unwrap().program);
+    }
+    let ids: Vec<SeedId> = store()
+        .1
+        .iter()
+        .filter(|id| {
+            let program = &programs.get(id).unwrap().program;
+            program.statements.iter().any(|s| s.is_deletable())
+        })
+        .take(50)
+        .cloned()
+        .collect();
+    assert_eq!(ids.len(), 50, "fewer than 50 seeds have code that never ran");
+    let pool = &pool;
+    let counts = std::sync::Mutex::new((0u64, 0u64, 0usize));
+    let failures = on_two_threads(&ids, |programs, id, dir| {
+        let loaded = programs.get(id).unwrap();
+        let mut chain = AthenaChain::new(&loaded.program, AthenaParams::default());
+        let mut rand = StdRand::with_seed(u64::from_str_radix(&id.0[..8], 16).unwrap());
+        let mut problems = Vec::new();
+        let mut written = 0;
+        while written < 20 && chain.proposals < 2000 {
+            if !chain.step(&loaded.program, id, pool, &mut rand) {
+                continue;
+            }
+            written += 1;
+            let variant = Variant {
+                seed: id.clone(),
+                edits: chain.edits.clone(),
+            };
+            let text = programs.materialize(&variant).unwrap();
+            if let Err(e) = expect_seed_output(programs, id, &text, dir, &format!("Athena state {written}")) {
+                problems.push(e);
+            }
+        }
+        let transplants = chain
+            .edits
+            .iter()
+            .filter(|e| matches!(e, Edit::Transplant { .. }))
+            .count();
+        let mut counts = counts.lock().unwrap();
+        counts.0 += chain.proposals;
+        counts.1 += chain.accepted;
+        counts.2 += transplants;
+        if written < 20 {
+            problems.push(format!("seed {id}: the chain moved only {written} times"));
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n"))
+        }
+    });
+    let (proposals, accepted, transplants) = *counts.lock().unwrap();
+    println!(
+        "Athena: {} chain states of {} seeds checked ({proposals} proposals, {accepted} accepted, {transplants} transplants in the final states, pool of {} statements), {} seeds with failures",
+        ids.len() * 20,
+        ids.len(),
+        pool.entries.len(),
+        failures.len()
+    );
+    assert!(transplants > 0, "no transplant survived in any chain");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -1,0 +1,86 @@
+//! The campaign's MCMC on a real compiler: every proposal is compiled and judged, accepted
+//! proposals become the chain's state and enter the corpus, rejected ones do not, and the
+//! decisions are logged with the chain's length and distance.
+
+mod common;
+
+use ccfuzz::campaign::ClientReport;
+use ccfuzz_mutators::edit::Edit;
+use ccfuzz_mutators::input::Variant;
+use common::*;
+use libafl::inputs::Input;
+
+#[test]
+fn athena_chains_accept_some_proposals_and_keep_the_accepted_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["tcc"], 60.0);
+    let log = campaign(
+        &out,
+        &config,
+        &[
+            "--seeds",
+            seeds("dead").to_str().unwrap(),
+            "--mutators",
+            "athena",
+            "--iterations",
+            "80",
+        ],
+    );
+    assert!(log.contains("seeds: 1 accepted, 0 rejected"), "{log}");
+    assert!(findings(&out).is_empty(), "tcc miscompiled the dead-code seed?\n{log}");
+
+    let csv = std::fs::read_to_string(out.join("mcmc/client-1.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let accepted = rows.iter().filter(|r| r[4] == "1").count();
+    assert!(rows.len() >= 40, "{} decisions:\n{csv}", rows.len());
+    assert!(
+        accepted > 0 && accepted < rows.len(),
+        "{accepted} of {} accepted",
+        rows.len()
+    );
+    // The chain's length counts its accepted moves, and its distance is the accepted state's.
+    let mut length = 0u64;
+    let mut distance = "0.000000";
+    let mut accepted_states = std::collections::BTreeSet::new();
+    for row in &rows {
+        if row[4] == "1" {
+            length += 1;
+            distance = row[8];
+            accepted_states.insert(row[2].to_string());
+        }
+        assert_eq!(row[6].parse::<u64>().unwrap(), length, "{row:?}");
+        assert_eq!(row[7], distance, "{row:?}");
+    }
+
+    let report: ClientReport =
+        serde_json::from_slice(&std::fs::read(out.join("clients/client-1.json")).unwrap()).unwrap();
+    assert_eq!(report.mcmc.accepted as usize, accepted);
+    assert!(report.mcmc.acceptance_rate > 0.0 && report.mcmc.acceptance_rate < 1.0);
+    assert!(log.contains("acceptance"), "{log}");
+
+    // The corpus holds the seed and exactly the states the chain accepted, each once, all made
+    // of Athena's moves.
+    let variants: Vec<Variant> = std::fs::read_dir(out.join("corpus"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .map(|p| Variant::from_file(&p).unwrap())
+        .collect();
+    let seed_name = Variant::of_seed(variants[0].seed.clone()).name();
+    accepted_states.remove(&seed_name);
+    let states: std::collections::BTreeSet<String> = variants
+        .iter()
+        .filter(|v| !v.edits.is_empty())
+        .map(Variant::name)
+        .collect();
+    assert_eq!(states, accepted_states);
+    for variant in &variants {
+        for edit in &variant.edits {
+            assert!(
+                matches!(edit, Edit::Delete { .. } | Edit::Transplant { .. }),
+                "{edit:?}"
+            );
+        }
+    }
+}
