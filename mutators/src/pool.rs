@@ -479,3 +479,77 @@ fn enclosed(program: &Program, id: StmtId, root: StmtId, is_break: bool) -> bool
     }
     false
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn program(text: &str) -> Program {
+        Program::parse_parts(text, "", 0, &BTreeMap::new()).unwrap()
+    }
+
+    fn texts(pool: &Pool, target: &Program, seed: &SeedId, location: StmtId) -> Vec<String> {
+        pool.candidates(target, seed, location)
+            .iter()
+            .map(|c| c.instantiate(&vec![0; c.choices.len()]))
+            .collect()
+    }
+
+    #[test]
+    fn holes_are_renamed_to_variables_of_the_same_type() {
+        let donor = program(
+            "long h(long q, unsigned u) { q = q + 1; u = u * 2u; while (q) { if (q > 3) continue; q--; } return q; }",
+        );
+        let donor_id = SeedId::of_text(&donor.text);
+        let mut pool = Pool::default();
+        pool.add_seed(&donor_id, &donor);
+        let target = program("long f(long x) { long y = 2; y = y + x; return y; }");
+        let target_id = SeedId::of_text(&target.text);
+        let body = target.statement(target.roots[0]);
+        let location = body.children[0];
+        let found = texts(&pool, &target, &target_id, location);
+        // `u` has no unsigned counterpart, `continue` needs a loop, `return` is never pooled.
+        assert!(found.contains(&"y = y + 1;".to_string()), "{found:?}");
+        assert!(!found.iter().any(|t| t.contains("* 2u")), "{found:?}");
+        assert!(!found.iter().any(|t| t == "continue;"), "{found:?}");
+        assert!(!found.iter().any(|t| t.contains("return")), "{found:?}");
+        let while_entry = pool
+            .candidates(&target, &target_id, location)
+            .into_iter()
+            .find(|c| c.entry.shape.kind == StmtKind::While)
+            .expect("the loop, with its own continue, fits");
+        assert_eq!(while_entry.choices, vec![vec!["y".to_string(), "x".to_string()]]);
+        assert_eq!(while_entry.renamings(), 2);
+    }
+
+    #[test]
+    fn records_and_unknown_functions_stay_in_their_seed() {
+        let donor = program("struct S { int a; }; int k(int); void h(struct S s, int i) { s.a = i; i = k(i); }");
+        let donor_id = SeedId::of_text(&donor.text);
+        let mut pool = Pool::default();
+        pool.add_seed(&donor_id, &donor);
+        let other = program("struct S { long a; }; void f(struct S s, int i) { i = 1; }");
+        let other_id = SeedId::of_text(&other.text);
+        let location = other.statement(other.roots[0]).children[0];
+        assert!(texts(&pool, &other, &other_id, location).is_empty());
+        // In its own seed, after the declaration of `k`, both fit.
+        let own = donor.statement(donor.roots[0]).children[1];
+        let found = texts(&pool, &donor, &donor_id, own);
+        assert!(found.contains(&"s.a = i;".to_string()), "{found:?}");
+        assert!(found.contains(&"i = k(i);".to_string()), "{found:?}");
+    }
+
+    #[test]
+    fn qualifiers_must_match_through_pointers() {
+        let donor = program("int v; void h(int **p, int *q) { *p = q; }");
+        let donor_id = SeedId::of_text(&donor.text);
+        let mut pool = Pool::default();
+        pool.add_seed(&donor_id, &donor);
+        let target = program("int w; void f(int * const *p, int *q) { q = 0; }");
+        let target_id = SeedId::of_text(&target.text);
+        let location = target.statement(target.roots[0]).children[0];
+        let found = texts(&pool, &target, &target_id, location);
+        assert!(!found.iter().any(|t| t.starts_with("*p")), "{found:?}");
+    }
+}
