@@ -7,7 +7,8 @@
 //! `tmp/` (per-client scratch, removed and recreated at start), `stats.json` (monitor).
 
 use crate::config::Config;
-use crate::executor::CompileRunExecutor;
+use crate::executor::{CompileRunExecutor, ObserverHandles};
+use crate::instrument::Instruments;
 use crate::manager::ConfiguredManager;
 use crate::objective::FindingsObjective;
 use crate::runner::cpu_seconds;
@@ -18,13 +19,16 @@ use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::orion::OrionMutator;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
+use ccfuzz_observers::counters::{counter_map, CounterNamesObserver};
+use ccfuzz_observers::novelty::NoveltyFeedback;
 use ccfuzz_observers::ExecutionObserver;
 use libafl::corpus::{Corpus, InMemoryOnDiskCorpus, OnDiskCorpus, Testcase};
 use libafl::events::{
     ClientDescription, EventConfig, EventRestarter, Launcher, LlmpRestartingEventManager, ProgressReporter, SendExiting,
 };
 use libafl::executors::ExitKind;
-use libafl::feedbacks::{Feedback, StateInitializer};
+use libafl::feedback_or;
+use libafl::feedbacks::{Feedback, MaxMapFeedback, StateInitializer};
 use libafl::fuzzer::{Evaluator, Fuzzer, StdFuzzer};
 use libafl::generators::Generator;
 use libafl::inputs::Input;
@@ -92,6 +96,8 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
             anyhow::bail!("no seed of {} was accepted: nothing to fuzz", dir.display());
         }
     }
+    // A client that fails to start hangs the broker: check what the clients will set up.
+    Instruments::new(&options.config).context("cannot observe the configured compilers")?;
     let deadline = options.seconds.map(|s| now_secs() + s);
     std::fs::write(options.out.join("configuration.toml"), options.config.to_toml())?;
 
@@ -386,7 +392,22 @@ where
 
     let execution = ExecutionObserver::new("execution");
     let handle = execution.handle();
-    let mut feedback = NewSeedFeedback;
+    let (instruments, coverage) = Instruments::new(&options.config).map_err(anyhow_to_libafl)?;
+    let counters = counter_map();
+    let counter_names = CounterNamesObserver::new("counter_names");
+    let handles = ObserverHandles {
+        execution: handle.clone(),
+        coverage: coverage.handle(),
+        counters: counters.handle(),
+        counter_names: counter_names.handle(),
+    };
+    // New seeds, new compiler coverage and new optimization counters keep a variant.
+    let mut feedback = feedback_or!(
+        NoveltyFeedback::new(&coverage, &counters, &counter_names),
+        MaxMapFeedback::new(&coverage),
+        MaxMapFeedback::new(&counters),
+        NewSeedFeedback
+    );
     let mut objective = FindingsObjective::new(
         handle.clone(),
         programs.clone(),
@@ -413,8 +434,9 @@ where
 
     let mut fuzzer = StdFuzzer::new(QueueScheduler::new(), feedback, objective);
     let mut executor = CompileRunExecutor::new(
-        tuple_list!(execution),
-        handle,
+        tuple_list!(execution, coverage, counters, counter_names),
+        handles,
+        instruments,
         programs.clone(),
         options.config.clone(),
         workdir.clone(),
@@ -526,6 +548,15 @@ pub fn replay(out: &Path, config: &Config, files: &[PathBuf]) -> Result<()> {
     let programs = Arc::new(Programs::new(store, 16));
     let execution = ExecutionObserver::new("execution");
     let handle = execution.handle();
+    let (instruments, coverage) = Instruments::new(config)?;
+    let counters = counter_map();
+    let counter_names = CounterNamesObserver::new("counter_names");
+    let handles = ObserverHandles {
+        execution: handle.clone(),
+        coverage: coverage.handle(),
+        counters: counters.handle(),
+        counter_names: counter_names.handle(),
+    };
     let mut feedback = NewSeedFeedback;
     let mut objective = FindingsObjective::new(handle.clone(), programs.clone(), config.clone(), out.join("findings"));
     let mut state: StdState<InMemoryCorpus<Variant>, Variant, StdRand, InMemoryCorpus<Variant>> = StdState::new(
@@ -538,8 +569,9 @@ pub fn replay(out: &Path, config: &Config, files: &[PathBuf]) -> Result<()> {
     let mut fuzzer = StdFuzzer::new(QueueScheduler::new(), feedback, objective);
     let workdir = out.join("tmp").join(format!("replay-{}", std::process::id()));
     let mut executor = CompileRunExecutor::new(
-        tuple_list!(execution),
-        handle.clone(),
+        tuple_list!(execution, coverage, counters, counter_names),
+        handles,
+        instruments,
         programs,
         config.clone(),
         workdir.clone(),
