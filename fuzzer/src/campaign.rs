@@ -401,6 +401,17 @@ where
         counters: counters.handle(),
         counter_names: counter_names.handle(),
     };
+    // Map name and statistic name of what the corpus covers inside the compilers.
+    let observes =
+        |what: fn(&crate::config::Observe) -> bool| options.config.configurations.iter().any(|c| what(&c.observe));
+    let mut observed_maps = Vec::new();
+    if observes(|o| o.coverage.is_some()) {
+        observed_maps.push((coverage.name().to_string(), format!("{}_covered", coverage.name())));
+    }
+    if observes(|o| o.counters.is_some()) {
+        observed_maps.push((counters.name().to_string(), "distinct_counters".to_string()));
+    }
+    let mut last_observed_report = std::time::Instant::now();
     // New seeds, new compiler coverage and new optimization counters keep a variant.
     let mut feedback = feedback_or!(
         NoveltyFeedback::new(&coverage, &counters, &counter_names),
@@ -533,7 +544,32 @@ where
             idle_rounds = 0;
         }
         mgr.maybe_report_progress(&mut state, Duration::from_secs(3))?;
+        if last_observed_report.elapsed() >= Duration::from_secs(5) {
+            last_observed_report = std::time::Instant::now();
+            report_observed(&mut state, &mut mgr, &observed_maps)?;
+        }
     }
+}
+
+/// Sends the coverage entries and distinct optimization counters the client's corpus holds as
+/// user statistics: the monitor prints them and `stats.json` keeps them over time.
+fn report_observed<EM>(state: &mut CampaignState, mgr: &mut EM, maps: &[(String, String)]) -> Result<(), Error>
+where
+    EM: libafl::events::EventFirer<Variant, CampaignState>,
+{
+    use libafl::events::{Event, EventWithStats};
+    use libafl::monitors::stats::{AggregatorOps, UserStats, UserStatsValue};
+    for (map, stat) in maps {
+        let value = ccfuzz_observers::novelty::covered_entries(state, map) as u64;
+        let event = Event::UpdateUserStats {
+            name: Cow::Owned(stat.clone()),
+            value: UserStats::new(UserStatsValue::Number(value), AggregatorOps::Max),
+            phantom: std::marker::PhantomData,
+        };
+        let executions = *state.executions();
+        mgr.fire(state, EventWithStats::with_current_time(event, executions))?;
+    }
+    Ok(())
 }
 
 /// Executes saved variants (corpus or solution files) through the campaign's executor and

@@ -247,8 +247,16 @@ impl Config {
                 bail!("compiler of configuration `{}` is not installed", config.name());
             }
         }
-        if self.configurations.iter().filter(|c| c.observe.coverage.is_some()).count() > 1 {
-            bail!("at most one configuration may observe coverage (each instrumented compiler numbers its edges from 0)");
+        if self
+            .configurations
+            .iter()
+            .filter(|c| c.observe.coverage.is_some())
+            .count()
+            > 1
+        {
+            bail!(
+                "at most one configuration may observe coverage (each instrumented compiler numbers its edges from 0)"
+            );
         }
         if self.compile_timeout <= 0.0 || self.seed_timeout <= 0.0 || self.run_timeout <= 0.0 {
             bail!("timeouts must be positive");
@@ -298,8 +306,14 @@ mod tests {
         let [plain, tcc, gcc] = &config.configurations[..] else {
             panic!("{config:?}")
         };
-        assert_eq!((plain.name(), plain.observe.clone()), ("gcc-12 -O0", Observe::default()));
-        assert_eq!((tcc.name(), tcc.observe.coverage), ("build/tcc-afl/tcc -Bbuild/tcc-afl", Some(Coverage::Afl)));
+        assert_eq!(
+            (plain.name(), plain.observe.clone()),
+            ("gcc-12 -O0", Observe::default())
+        );
+        assert_eq!(
+            (tcc.name(), tcc.observe.coverage),
+            ("build/tcc-afl/tcc -Bbuild/tcc-afl", Some(Coverage::Afl))
+        );
         assert_eq!(gcc.observe.counters, Some(CounterFamily::Gcc));
         let parsed: Config = toml::from_str(&config.to_toml()).unwrap();
         assert_eq!(parsed, config);

@@ -85,7 +85,10 @@ impl<OT> CompileRunExecutor<OT> {
                 log::warn!("{} rejected a variant of seed {}: {message}", config.name(), input.seed);
             }
             // A compiler that crashed may leave no report: the outcome says what happened.
-            match self.instruments.after(index, config, dir.path(), &mut reports.counter_names) {
+            match self
+                .instruments
+                .after(index, config, dir.path(), &mut reports.counter_names)
+            {
                 Ok(Some(lines)) => reports.lines = Some(lines),
                 Ok(None) => {}
                 Err(e) => log::warn!("{e:#}"),
@@ -146,11 +149,17 @@ where
             .ok_or_else(|| missing("execution"))?
             .outcomes = reports.execution.outcomes;
         if let Some(lines) = reports.lines {
-            lines.fill_map(observers.get_mut(&handles.coverage).ok_or_else(|| missing("coverage"))?);
+            lines.fill_map(
+                observers
+                    .get_mut(&handles.coverage)
+                    .ok_or_else(|| missing("coverage"))?,
+            );
         }
         fill_map(
             &reports.counter_names.counters,
-            observers.get_mut(&handles.counters).ok_or_else(|| missing("counter map"))?,
+            observers
+                .get_mut(&handles.counters)
+                .ok_or_else(|| missing("counter map"))?,
         );
         observers
             .get_mut(&handles.counter_names)

@@ -291,13 +291,20 @@ mod tests {
     #[test]
     fn llvm_statistics_skip_timers() {
         let counters =
-            parse_llvm_statistics("{\n\t\"instcombine.NumCombined\": 12,\n\t\"time.pass.licm.wall\": 0.001\n}").unwrap();
-        assert_eq!(counters.into_iter().collect::<Vec<_>>(), vec![("instcombine: NumCombined".to_string(), 12)]);
+            parse_llvm_statistics("{\n\t\"instcombine.NumCombined\": 12,\n\t\"time.pass.licm.wall\": 0.001\n}")
+                .unwrap();
+        assert_eq!(
+            counters.into_iter().collect::<Vec<_>>(),
+            vec![("instcombine: NumCombined".to_string(), 12)]
+        );
     }
 
     #[test]
     fn counters_fill_magnitudes() {
-        assert_eq!((magnitude(0), magnitude(1), magnitude(2), magnitude(3), magnitude(1024)), (0, 1, 2, 2, 11));
+        assert_eq!(
+            (magnitude(0), magnitude(1), magnitude(2), magnitude(3), magnitude(1024)),
+            (0, 1, 2, 2, 11)
+        );
         let mut map = counter_map();
         let counters: Counters = [("a: b".to_string(), 5), ("c: d".to_string(), 0)].into();
         fill_map(&counters, &mut map);

@@ -109,7 +109,10 @@ pub fn take_gcov(prefix: &Path, gcov: &str) -> Result<GcovCoverage> {
         gcda_files(prefix, &mut files)?;
     }
     if files.is_empty() {
-        bail!("no .gcda file under {}: is the compiler built with --coverage?", prefix.display());
+        bail!(
+            "no .gcda file under {}: is the compiler built with --coverage?",
+            prefix.display()
+        );
     }
     let mut by_dir: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
     for gcda in &files {
@@ -121,7 +124,11 @@ pub fn take_gcov(prefix: &Path, gcov: &str) -> Result<GcovCoverage> {
                 .with_context(|| format!("cannot link {} to {}", link.display(), notes.display()))?;
         }
         let dir = gcda.parent().expect("a file has a directory").to_path_buf();
-        let name = gcda.file_name().expect("a file has a name").to_string_lossy().into_owned();
+        let name = gcda
+            .file_name()
+            .expect("a file has a name")
+            .to_string_lossy()
+            .into_owned();
         by_dir.entry(dir).or_default().push(name);
     }
     let mut coverage = GcovCoverage::default();
@@ -133,7 +140,11 @@ pub fn take_gcov(prefix: &Path, gcov: &str) -> Result<GcovCoverage> {
             .output()
             .with_context(|| format!("cannot run {gcov}"))?;
         if !out.status.success() {
-            bail!("{gcov} failed in {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr).trim());
+            bail!(
+                "{gcov} failed in {}: {}",
+                dir.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
         }
         // One JSON document per line, one per .gcda.
         for line in out.stdout.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {

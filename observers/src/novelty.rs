@@ -32,6 +32,14 @@ where
         .count()
 }
 
+/// Entries of the named map that some corpus entry has set (what its `MaxMapFeedback` holds).
+pub fn covered_entries<S: HasNamedMetadata>(state: &S, map_name: &str) -> usize {
+    state
+        .named_metadata_map()
+        .get::<MapFeedbackMetadata<u8>>(map_name)
+        .map_or(0, |m| m.num_covered_map_indexes)
+}
+
 /// Novelty of the last execution (state metadata) or of the execution that added a testcase
 /// (testcase metadata, written beside the corpus entry).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
