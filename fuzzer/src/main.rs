@@ -118,6 +118,9 @@ enum Command {
         seeds: u64,
         #[arg(long, default_value = "bench-out")]
         out: PathBuf,
+        /// The build directory of `make instrumented-tcc`, for the observers' overheads.
+        #[arg(long, default_value = "build")]
+        build: PathBuf,
     },
 }
 
@@ -305,12 +308,14 @@ fn main() -> Result<()> {
             seconds,
             seeds,
             out,
+            build,
         } => run_bench(BenchOptions {
             config: load_config(config.as_deref())?,
             config_path: config,
             seconds,
             seeds,
             out,
+            build,
         }),
     }
 }
