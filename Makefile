@@ -48,7 +48,8 @@ $(TCC_SRC)/.unpacked:
 
 # TinyCC from Debian's source, three ways: with AFL++ edge instrumentation, with gcov
 # counters, and plain (the same compiler and flags as the AFL build, for overhead figures).
-# Run each with -B$(BUILD)/tcc-X so that it finds its own headers and runtime.
+# Run each with -B$(BUILD)/tcc-X so that it finds its own headers and runtime. (--extra-cflags
+# replaces configure's default -Wall -O2.)
 TCC_CONFIGURE = set -e; rm -rf $(@D); cp -r "$$(ls -d $(TCC_SRC)/tcc-*/ | head -n 1)" $(@D); \
 	cd $(@D) && ./configure --triplet=$(TRIPLET)
 
@@ -56,7 +57,7 @@ $(BUILD)/tcc-afl/tcc: $(TCC_SRC)/.unpacked
 	$(TCC_CONFIGURE) --cc=afl-clang-fast > configure.log && $(MAKE) tcc libtcc1.a > make.log 2>&1
 
 $(BUILD)/tcc-plain/tcc: $(TCC_SRC)/.unpacked
-	$(TCC_CONFIGURE) --cc=clang-14 --extra-cflags="-g -funroll-loops" > configure.log && $(MAKE) tcc libtcc1.a > make.log 2>&1
+	$(TCC_CONFIGURE) --cc=clang-14 --extra-cflags="-Wall -O2 -g -funroll-loops" > configure.log && $(MAKE) tcc libtcc1.a > make.log 2>&1
 
 # The runtime library is compiled by the new tcc itself: its counters are removed.
 $(BUILD)/tcc-gcov/tcc: $(TCC_SRC)/.unpacked

@@ -127,41 +127,61 @@ struct Observed<'a> {
     read: &'a dyn Fn(&Path) -> Result<String>,
 }
 
-/// Median CPU seconds of the compiler (and of the report reading) over `rounds` compilations
-/// of each program, summed over the programs.
-fn observed_cost(observed: &Observed, programs: &[PathBuf], rounds: usize) -> Result<(f64, f64, String)> {
-    let (mut compile_total, mut read_total, mut figures) = (0.0, 0.0, Vec::new());
-    for program in programs {
-        let (mut compile_times, mut read_times) = (Vec::new(), Vec::new());
-        for _ in 0..rounds {
-            let dir = tempfile::Builder::new()
-                .prefix("observe-")
-                .tempdir_in(program.parent().unwrap_or(Path::new(".")))?;
-            let source = dir.path().join("program.c");
-            std::fs::copy(program, &source)?;
-            let before = children_cpu()?;
-            let (failure, _) = compile_with(
-                &observed.config,
-                &source,
-                &dir.path().join("program"),
-                &(observed.additions)(dir.path()),
-                Duration::from_secs(120),
-            )?;
-            compile_times.push(Duration::from_secs_f64(children_cpu()? - before));
-            if let Some(failure) = failure {
-                bail!("{} failed on {}: {failure:?}", observed.label, program.display());
-            }
-            let start = Instant::now();
-            let before = children_cpu()?;
-            figures.push((observed.read)(dir.path())?);
-            read_times.push(start.elapsed().max(Duration::from_secs_f64(children_cpu()? - before)));
-        }
-        compile_total += median(&mut compile_times).as_secs_f64();
-        read_total += median(&mut read_times).as_secs_f64();
+/// CPU seconds of the compiler and wall (or CPU) seconds of reading its report, for one
+/// compilation of `program`, and the figure the report gave.
+fn observed_once(observed: &Observed, program: &Path) -> Result<(Duration, Duration, String)> {
+    let dir = tempfile::Builder::new()
+        .prefix("observe-")
+        .tempdir_in(program.parent().unwrap_or(Path::new(".")))?;
+    let source = dir.path().join("program.c");
+    std::fs::copy(program, &source)?;
+    let before = children_cpu()?;
+    let (failure, _) = compile_with(
+        &observed.config,
+        &source,
+        &dir.path().join("program"),
+        &(observed.additions)(dir.path()),
+        Duration::from_secs(120),
+    )?;
+    let compile = Duration::from_secs_f64(children_cpu()? - before);
+    if let Some(failure) = failure {
+        bail!("{} failed on {}: {failure:?}", observed.label, program.display());
     }
-    figures.sort();
-    let figure = figures.get(figures.len() / 2).cloned().unwrap_or_default();
-    Ok((compile_total, read_total, figure))
+    let start = Instant::now();
+    let before = children_cpu()?;
+    let figure = (observed.read)(dir.path())?;
+    let read = start.elapsed().max(Duration::from_secs_f64(children_cpu()? - before));
+    Ok((compile, read, figure))
+}
+
+/// For each row: the median compile and read seconds over `rounds` compilations of each
+/// program, summed over the programs, and the median figure. The rows take turns on each
+/// program so that a change in the machine's load hits them all alike.
+fn observed_costs(rows: &[&Observed], programs: &[PathBuf], rounds: usize) -> Result<Vec<(f64, f64, String)>> {
+    let mut totals = vec![(0.0, 0.0, Vec::new()); rows.len()];
+    for program in programs {
+        let mut times = vec![(Vec::new(), Vec::new()); rows.len()];
+        for _ in 0..rounds {
+            for (row, observed) in rows.iter().enumerate() {
+                let (compile, read, figure) = observed_once(observed, program)?;
+                times[row].0.push(compile);
+                times[row].1.push(read);
+                totals[row].2.push(figure);
+            }
+        }
+        for (total, (compile, read)) in totals.iter_mut().zip(&mut times) {
+            total.0 += median(compile).as_secs_f64();
+            total.1 += median(read).as_secs_f64();
+        }
+    }
+    Ok(totals
+        .into_iter()
+        .map(|(compile, read, mut figures)| {
+            figures.sort();
+            let figure = figures.get(figures.len() / 2).cloned().unwrap_or_default();
+            (compile, read, figure)
+        })
+        .collect())
 }
 
 /// Prints compile-time overheads of observing inside the compilers on csmith programs.
@@ -325,12 +345,11 @@ fn observer_overheads(options: &BenchOptions) -> Result<()> {
         "observer overheads over {} csmith programs (compiler CPU time, median of 5 compilations per program, summed):",
         programs.len()
     );
-    let mut totals = Vec::new();
-    for (observed, base) in &rows {
-        let (compile, read, figure) = observed_cost(observed, &programs, 5)?;
-        totals.push(compile);
+    let costs = observed_costs(&rows.iter().map(|(o, _)| o).collect::<Vec<_>>(), &programs, 5)?;
+    for ((observed, base), (compile, read, figure)) in rows.iter().zip(&costs) {
+        let (compile, read) = (*compile, *read);
         let overhead = base
-            .map(|b| format!("{:+.1}%", 100.0 * (compile / totals[b].max(1e-9) - 1.0)))
+            .map(|b| format!("{:+.1}%", 100.0 * (compile / costs[b].0.max(1e-9) - 1.0)))
             .unwrap_or_default();
         let reading = if read > 0.0005 {
             format!(", reading {:.1} ms/program", 1e3 * read / programs.len() as f64)
