@@ -7,7 +7,8 @@
 //! `tmp/` (per-client scratch, removed and recreated at start), `stats.json` (monitor).
 
 use crate::config::Config;
-use crate::executor::CompileRunExecutor;
+use crate::executor::{CompileRunExecutor, ObserverHandles};
+use crate::instrument::Instruments;
 use crate::manager::ConfiguredManager;
 use crate::mcmc::{AcceptanceFeedback, ChainMutator, McmcChains, McmcOptions, McmcScheduler};
 use crate::objective::FindingsObjective;
@@ -17,6 +18,8 @@ use anyhow::{Context, Result};
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
+use ccfuzz_observers::counters::{counter_map, CounterNamesObserver};
+use ccfuzz_observers::novelty::NoveltyFeedback;
 use ccfuzz_observers::ExecutionObserver;
 use libafl::corpus::{Corpus, InMemoryOnDiskCorpus, OnDiskCorpus, Testcase};
 use libafl::events::{
@@ -24,7 +27,7 @@ use libafl::events::{
 };
 use libafl::executors::ExitKind;
 use libafl::feedback_or;
-use libafl::feedbacks::{Feedback, StateInitializer};
+use libafl::feedbacks::{Feedback, MaxMapFeedback, StateInitializer};
 use libafl::fuzzer::{Evaluator, Fuzzer, StdFuzzer};
 use libafl::generators::Generator;
 use libafl::inputs::Input;
@@ -92,6 +95,8 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
             anyhow::bail!("no seed of {} was accepted: nothing to fuzz", dir.display());
         }
     }
+    // A client that fails to start hangs the broker: check what the clients will set up.
+    Instruments::new(&options.config).context("cannot observe the configured compilers")?;
     let deadline = options.seconds.map(|s| now_secs() + s);
     std::fs::write(options.out.join("configuration.toml"), options.config.to_toml())?;
 
@@ -413,12 +418,41 @@ where
 
     let execution = ExecutionObserver::new("execution");
     let handle = execution.handle();
+    let (instruments, coverage) = Instruments::new(&options.config).map_err(anyhow_to_libafl)?;
+    let counters = counter_map();
+    let counter_names = CounterNamesObserver::new("counter_names");
+    let handles = ObserverHandles {
+        execution: handle.clone(),
+        coverage: coverage.handle(),
+        counters: counters.handle(),
+        counter_names: counter_names.handle(),
+    };
+    // Map name and statistic name of what the corpus covers inside the compilers.
+    let observes =
+        |what: fn(&crate::config::Observe) -> bool| options.config.configurations.iter().any(|c| what(&c.observe));
+    let mut observed_maps = Vec::new();
+    if observes(|o| o.coverage.is_some()) {
+        observed_maps.push((coverage.name().to_string(), format!("{}_covered", coverage.name())));
+    }
+    if observes(|o| o.counters.is_some()) {
+        observed_maps.push((counters.name().to_string(), "distinct_counters".to_string()));
+    }
     let acceptance = AcceptanceFeedback::new(
         programs.clone(),
         options.mcmc.athena,
+        options.mcmc.guidance,
         Some(&options.out.join("mcmc").join(format!("client-{}.csv", desc.id()))),
     )?;
-    let mut feedback = feedback_or!(NewSeedFeedback, acceptance);
+    // New seeds, new compiler coverage, new optimization counters and accepted MCMC proposals
+    // keep a variant. Novelty is measured first (the acceptance reads it), the map feedbacks
+    // then record the execution.
+    let mut feedback = feedback_or!(
+        NoveltyFeedback::new(&coverage, &counters, &counter_names),
+        acceptance,
+        MaxMapFeedback::new(&coverage),
+        MaxMapFeedback::new(&counters),
+        NewSeedFeedback
+    );
     let mut objective = FindingsObjective::new(
         handle.clone(),
         programs.clone(),
@@ -452,8 +486,9 @@ where
     }
     let mut fuzzer = StdFuzzer::new(scheduler, feedback, objective);
     let mut executor = CompileRunExecutor::new(
-        tuple_list!(execution),
-        handle,
+        tuple_list!(execution, coverage, counters, counter_names),
+        handles,
+        instruments,
         programs.clone(),
         options.config.clone(),
         workdir.clone(),
@@ -559,6 +594,7 @@ where
         if last_stats.elapsed() >= Duration::from_secs(5) {
             last_stats = std::time::Instant::now();
             report_chains(&mut state, &mut mgr)?;
+            report_observed(&mut state, &mut mgr, &observed_maps)?;
         }
     }
 }
@@ -603,6 +639,27 @@ fn report_chains<EM: libafl::events::EventFirer<Variant, CampaignState>>(
     Ok(())
 }
 
+/// Sends the coverage entries and distinct optimization counters the client's corpus holds as
+/// user statistics: the monitor prints them and `stats.json` keeps them over time.
+fn report_observed<EM>(state: &mut CampaignState, mgr: &mut EM, maps: &[(String, String)]) -> Result<(), Error>
+where
+    EM: libafl::events::EventFirer<Variant, CampaignState>,
+{
+    use libafl::events::{Event, EventWithStats};
+    use libafl::monitors::stats::{AggregatorOps, UserStats, UserStatsValue};
+    for (map, stat) in maps {
+        let value = ccfuzz_observers::novelty::covered_entries(state, map) as u64;
+        let event = Event::UpdateUserStats {
+            name: Cow::Owned(stat.clone()),
+            value: UserStats::new(UserStatsValue::Number(value), AggregatorOps::Max),
+            phantom: std::marker::PhantomData,
+        };
+        let executions = *state.executions();
+        mgr.fire(state, EventWithStats::with_current_time(event, executions))?;
+    }
+    Ok(())
+}
+
 /// Executes saved variants (corpus or solution files) through the campaign's executor and
 /// objective, printing every configuration's outcome; new findings go to `out/findings`.
 pub fn replay(out: &Path, config: &Config, files: &[PathBuf]) -> Result<()> {
@@ -615,6 +672,15 @@ pub fn replay(out: &Path, config: &Config, files: &[PathBuf]) -> Result<()> {
     let programs = Arc::new(Programs::new(store, 16));
     let execution = ExecutionObserver::new("execution");
     let handle = execution.handle();
+    let (instruments, coverage) = Instruments::new(config)?;
+    let counters = counter_map();
+    let counter_names = CounterNamesObserver::new("counter_names");
+    let handles = ObserverHandles {
+        execution: handle.clone(),
+        coverage: coverage.handle(),
+        counters: counters.handle(),
+        counter_names: counter_names.handle(),
+    };
     let mut feedback = NewSeedFeedback;
     let mut objective = FindingsObjective::new(handle.clone(), programs.clone(), config.clone(), out.join("findings"));
     let mut state: StdState<InMemoryCorpus<Variant>, Variant, StdRand, InMemoryCorpus<Variant>> = StdState::new(
@@ -627,8 +693,9 @@ pub fn replay(out: &Path, config: &Config, files: &[PathBuf]) -> Result<()> {
     let mut fuzzer = StdFuzzer::new(QueueScheduler::new(), feedback, objective);
     let workdir = out.join("tmp").join(format!("replay-{}", std::process::id()));
     let mut executor = CompileRunExecutor::new(
-        tuple_list!(execution),
-        handle.clone(),
+        tuple_list!(execution, coverage, counters, counter_names),
+        handles,
+        instruments,
         programs,
         config.clone(),
         workdir.clone(),

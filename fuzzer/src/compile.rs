@@ -2,6 +2,7 @@
 //! outcomes the judges understand.
 
 use crate::config::CompilerConfig;
+use crate::instrument::Additions;
 use crate::runner::{run, Exit, Limits};
 use anyhow::Result;
 use ccfuzz_observers::{ConfigOutcome, RunResult};
@@ -44,7 +45,24 @@ pub fn compile(
     extra: &[&str],
     timeout: Duration,
 ) -> Result<(Option<ConfigOutcome>, Duration)> {
-    let mut command = config.command(source, binary, extra);
+    let additions = Additions {
+        args: extra.iter().map(|s| s.to_string()).collect(),
+        env: Vec::new(),
+    };
+    compile_with(config, source, binary, &additions, timeout)
+}
+
+/// [`compile`] with flags and environment added (what the observers need from the compiler).
+pub fn compile_with(
+    config: &CompilerConfig,
+    source: &Path,
+    binary: &Path,
+    additions: &Additions,
+    timeout: Duration,
+) -> Result<(Option<ConfigOutcome>, Duration)> {
+    let extra: Vec<&str> = additions.args.iter().map(String::as_str).collect();
+    let mut command = config.command(source, binary, &extra);
+    command.envs(additions.env.iter().map(|(k, v)| (k, v)));
     if let Some(dir) = source.parent() {
         // Compilers' own temporary files go to the private directory too: they are removed with
         // it, and two cores running one compiler cannot collide on a fixed name in /tmp.
@@ -98,7 +116,26 @@ pub fn compile_and_run(
     compile_timeout: Duration,
     run_timeout: Duration,
 ) -> Result<(ConfigOutcome, Duration)> {
-    let (failure, compile_time) = compile(config, source, binary, &[], compile_timeout)?;
+    compile_and_run_with(
+        config,
+        source,
+        binary,
+        &Additions::default(),
+        compile_timeout,
+        run_timeout,
+    )
+}
+
+/// [`compile_and_run`] with flags and environment added to the compilation.
+pub fn compile_and_run_with(
+    config: &CompilerConfig,
+    source: &Path,
+    binary: &Path,
+    additions: &Additions,
+    compile_timeout: Duration,
+    run_timeout: Duration,
+) -> Result<(ConfigOutcome, Duration)> {
+    let (failure, compile_time) = compile_with(config, source, binary, additions, compile_timeout)?;
     let outcome = match failure {
         None => ConfigOutcome::Ran {
             run: run_binary(binary, run_timeout)?,

@@ -8,22 +8,112 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-/// A compiler and its flags, written as one command line such as `gcc-12 -O2 -fno-tree-vrp`.
+/// A compiler and its flags, written as one command line such as `gcc-12 -O2 -fno-tree-vrp`,
+/// or as a table that also says what to observe inside the compiler:
+/// `{ command = "build/tcc-afl/tcc -Bbuild/tcc-afl", coverage = "afl" }`,
+/// `{ command = "gcc-12 -O2", counters = "gcc" }`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct CompilerConfig(pub String);
+#[serde(from = "ConfigEntry", into = "ConfigEntry")]
+pub struct CompilerConfig {
+    line: String,
+    pub observe: Observe,
+}
+
+/// What is observed inside a compiler while it compiles a variant.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Observe {
+    /// Which code of the compiler ran.
+    pub coverage: Option<Coverage>,
+    /// Which optimizations fired.
+    pub counters: Option<CounterFamily>,
+    /// AFL map entries to allocate when the driver's own map is smaller than its
+    /// sub-processes' (an instrumented GCC's `cc1`); default: what the driver reports.
+    pub map_size: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Coverage {
+    /// Edges of a compiler built with AFL++ instrumentation, through a shared-memory map.
+    Afl,
+    /// Lines of a compiler built with `--coverage`, read with gcov after each compilation.
+    Gcov,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CounterFamily {
+    /// GCC statistics (`-fdump-statistics-stats`).
+    Gcc,
+    /// LLVM statistics when the build has them, optimization remarks otherwise.
+    Llvm,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(untagged, deny_unknown_fields)]
+enum ConfigEntry {
+    Line(String),
+    Observed {
+        command: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        coverage: Option<Coverage>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        counters: Option<CounterFamily>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        map_size: Option<usize>,
+    },
+}
+
+impl From<ConfigEntry> for CompilerConfig {
+    fn from(entry: ConfigEntry) -> Self {
+        match entry {
+            ConfigEntry::Line(line) => CompilerConfig::new(line),
+            ConfigEntry::Observed {
+                command,
+                coverage,
+                counters,
+                map_size,
+            } => CompilerConfig {
+                line: command,
+                observe: Observe {
+                    coverage,
+                    counters,
+                    map_size,
+                },
+            },
+        }
+    }
+}
+
+impl From<CompilerConfig> for ConfigEntry {
+    fn from(config: CompilerConfig) -> Self {
+        if config.observe == Observe::default() {
+            ConfigEntry::Line(config.line)
+        } else {
+            ConfigEntry::Observed {
+                command: config.line,
+                coverage: config.observe.coverage,
+                counters: config.observe.counters,
+                map_size: config.observe.map_size,
+            }
+        }
+    }
+}
 
 impl CompilerConfig {
     pub fn new(line: impl Into<String>) -> Self {
-        CompilerConfig(line.into())
+        CompilerConfig {
+            line: line.into(),
+            observe: Observe::default(),
+        }
     }
 
     pub fn name(&self) -> &str {
-        &self.0
+        &self.line
     }
 
     pub fn argv(&self) -> Vec<String> {
-        self.0.split_whitespace().map(str::to_string).collect()
+        self.line.split_whitespace().map(str::to_string).collect()
     }
 
     /// The command that compiles `source` into `binary`, with `extra` flags after the configured ones.
@@ -157,6 +247,17 @@ impl Config {
                 bail!("compiler of configuration `{}` is not installed", config.name());
             }
         }
+        if self
+            .configurations
+            .iter()
+            .filter(|c| c.observe.coverage.is_some())
+            .count()
+            > 1
+        {
+            bail!(
+                "at most one configuration may observe coverage (each instrumented compiler numbers its edges from 0)"
+            );
+        }
         if self.compile_timeout <= 0.0 || self.seed_timeout <= 0.0 || self.run_timeout <= 0.0 {
             bail!("timeouts must be positive");
         }
@@ -196,6 +297,28 @@ mod tests {
         let config = Config::detect();
         let parsed: Config = toml::from_str(&config.to_toml()).unwrap();
         assert_eq!(parsed, config);
+    }
+
+    #[test]
+    fn observed_configurations_are_tables() {
+        let text = "reference = \"gcc -O0\"\nub_check = []\nconfigurations = [\"gcc-12 -O0\", { command = \"build/tcc-afl/tcc -Bbuild/tcc-afl\", coverage = \"afl\" }, { command = \"gcc-12 -O2\", counters = \"gcc\" }]\ncompile_timeout = 1.0\nseed_timeout = 1.0\nrun_timeout = 1.0\ncsmith_include = \"\"\ncsmith_args = []\n";
+        let config: Config = toml::from_str(text).unwrap();
+        let [plain, tcc, gcc] = &config.configurations[..] else {
+            panic!("{config:?}")
+        };
+        assert_eq!(
+            (plain.name(), plain.observe.clone()),
+            ("gcc-12 -O0", Observe::default())
+        );
+        assert_eq!(
+            (tcc.name(), tcc.observe.coverage),
+            ("build/tcc-afl/tcc -Bbuild/tcc-afl", Some(Coverage::Afl))
+        );
+        assert_eq!(gcc.observe.counters, Some(CounterFamily::Gcc));
+        let parsed: Config = toml::from_str(&config.to_toml()).unwrap();
+        assert_eq!(parsed, config);
+        assert!(toml::from_str::<Config>(&text.replace("coverage = \"afl\"", "coverage = \"edges\"")).is_err());
+        assert!(toml::from_str::<Config>(&text.replace("coverage = ", "covrage = ")).is_err());
     }
 
     #[test]

@@ -1,11 +1,17 @@
 //! The LibAFL executor: materialize the variant, compile it with every configuration in a
 //! private temporary directory, run each binary, and record the outcomes in the
-//! [`ExecutionObserver`]. Compiler failures are outcomes, never errors of the fuzzer.
+//! [`ExecutionObserver`]; what the observed compilers report inside (coverage, optimization
+//! counters) goes to the coverage and counter observers. Compiler failures are outcomes,
+//! never errors of the fuzzer.
 
-use crate::compile::compile_and_run;
+use crate::compile::compile_and_run_with;
 use crate::config::Config;
+use crate::instrument::Instruments;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
+use ccfuzz_observers::counters::{fill_map, CounterMapObserver, CounterNamesObserver};
+use ccfuzz_observers::coverage::CoverageObserver;
+use ccfuzz_observers::gcov::GcovCoverage;
 use ccfuzz_observers::{ConfigOutcome, ExecutionObserver};
 use libafl::executors::{Executor, ExitKind, HasObservers};
 use libafl::state::HasExecutions;
@@ -14,25 +20,44 @@ use libafl_bolts::tuples::{Handle, MatchNameRef, RefIndexable};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// The observers the executor fills, by handle.
+#[derive(Clone, Debug)]
+pub struct ObserverHandles {
+    pub execution: Handle<ExecutionObserver>,
+    pub coverage: Handle<CoverageObserver>,
+    pub counters: Handle<CounterMapObserver>,
+    pub counter_names: Handle<CounterNamesObserver>,
+}
+
 pub struct CompileRunExecutor<OT> {
     observers: OT,
-    execution: Handle<ExecutionObserver>,
+    handles: ObserverHandles,
+    instruments: Instruments,
     programs: Arc<Programs>,
     config: Config,
     workdir: PathBuf,
 }
 
+/// What one execution reported, before it is moved into the observers.
+struct Reports {
+    execution: ExecutionObserver,
+    counter_names: CounterNamesObserver,
+    lines: Option<GcovCoverage>,
+}
+
 impl<OT> CompileRunExecutor<OT> {
     pub fn new(
         observers: OT,
-        execution: Handle<ExecutionObserver>,
+        handles: ObserverHandles,
+        instruments: Instruments,
         programs: Arc<Programs>,
         config: Config,
         workdir: PathBuf,
     ) -> Self {
         CompileRunExecutor {
             observers,
-            execution,
+            handles,
+            instruments,
             programs,
             config,
             workdir,
@@ -40,7 +65,7 @@ impl<OT> CompileRunExecutor<OT> {
     }
 
     /// Compiles and runs one variant with every configuration.
-    fn execute(&self, input: &Variant, observer: &mut ExecutionObserver) -> anyhow::Result<()> {
+    fn execute(&self, input: &Variant, reports: &mut Reports) -> anyhow::Result<()> {
         let text = self.programs.materialize(input)?;
         std::fs::create_dir_all(&self.workdir)?;
         let dir = tempfile::Builder::new().prefix("exec-").tempdir_in(&self.workdir)?;
@@ -48,18 +73,30 @@ impl<OT> CompileRunExecutor<OT> {
         std::fs::write(&source, text)?;
         for (index, config) in self.config.configurations.iter().enumerate() {
             let binary = dir.path().join(format!("prog{index}"));
-            let (outcome, compile_time) = compile_and_run(
+            let (outcome, compile_time) = compile_and_run_with(
                 config,
                 &source,
                 &binary,
+                &self.instruments.before(index, dir.path()),
                 self.config.compile_timeout(),
                 self.config.run_timeout(),
             )?;
             if let ConfigOutcome::Rejected { message } = &outcome {
                 log::warn!("{} rejected a variant of seed {}: {message}", config.name(), input.seed);
             }
+            // A compiler that crashed may leave no report: the outcome says what happened.
+            match self
+                .instruments
+                .after(index, config, dir.path(), &mut reports.counter_names)
+            {
+                Ok(Some(lines)) => reports.lines = Some(lines),
+                Ok(None) => {}
+                Err(e) => log::warn!("{e:#}"),
+            }
             let _ = std::fs::remove_file(&binary);
-            observer.record(config.name(), outcome, compile_time.as_millis() as u64);
+            reports
+                .execution
+                .record(config.name(), outcome, compile_time.as_millis() as u64);
         }
         Ok(())
     }
@@ -77,6 +114,10 @@ impl<OT> HasObservers for CompileRunExecutor<OT> {
     }
 }
 
+fn missing(what: &str) -> Error {
+    Error::key_not_found(format!("{what} observer"))
+}
+
 impl<EM, S, Z, OT> Executor<EM, Variant, S, Z> for CompileRunExecutor<OT>
 where
     S: HasExecutions,
@@ -90,18 +131,40 @@ where
         input: &Variant,
     ) -> Result<ExitKind, Error> {
         *state.executions_mut() += 1;
-        let mut recorded = ExecutionObserver::new("execution");
+        let mut reports = Reports {
+            execution: ExecutionObserver::new("execution"),
+            counter_names: CounterNamesObserver::new("counter_names"),
+            lines: None,
+        };
         // An I/O failure of ours (disk full, store unreadable) must not kill the client:
         // the variant is reported and skipped with no outcomes.
-        if let Err(e) = self.execute(input, &mut recorded) {
+        if let Err(e) = self.execute(input, &mut reports) {
             log::error!("cannot execute a variant of seed {}: {e:#}", input.seed);
-            recorded.outcomes.clear();
+            reports.execution.outcomes.clear();
         }
-        let observer = self
-            .observers
-            .get_mut(&self.execution)
-            .ok_or_else(|| Error::key_not_found("execution observer"))?;
-        observer.outcomes = recorded.outcomes;
+        let handles = &self.handles;
+        let observers = &mut self.observers;
+        observers
+            .get_mut(&handles.execution)
+            .ok_or_else(|| missing("execution"))?
+            .outcomes = reports.execution.outcomes;
+        if let Some(lines) = reports.lines {
+            lines.fill_map(
+                observers
+                    .get_mut(&handles.coverage)
+                    .ok_or_else(|| missing("coverage"))?,
+            );
+        }
+        fill_map(
+            &reports.counter_names.counters,
+            observers
+                .get_mut(&handles.counters)
+                .ok_or_else(|| missing("counter map"))?,
+        );
+        observers
+            .get_mut(&handles.counter_names)
+            .ok_or_else(|| missing("counter names"))?
+            .counters = reports.counter_names.counters;
         Ok(ExitKind::Ok)
     }
 }

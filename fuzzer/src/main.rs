@@ -4,7 +4,7 @@ use anyhow::{bail, Context, Result};
 use ccfuzz::bench::{run_bench, BenchOptions};
 use ccfuzz::campaign::{profile_directory, replay, run_campaign, CampaignOptions, SeedSource};
 use ccfuzz::config::Config;
-use ccfuzz::mcmc::{Family, McmcOptions};
+use ccfuzz::mcmc::{Family, Guidance, McmcOptions};
 use ccfuzz::seeds::SeedMaker;
 use ccfuzz_mutators::athena::{AthenaChain, AthenaParams};
 use ccfuzz_mutators::cfg::DistanceWeights;
@@ -124,6 +124,9 @@ enum Command {
         seeds: u64,
         #[arg(long, default_value = "bench-out")]
         out: PathBuf,
+        /// The build directory of `make instrumented-tcc`, for the observers' overheads.
+        #[arg(long, default_value = "build")]
+        build: PathBuf,
     },
 }
 
@@ -148,6 +151,13 @@ struct McmcArgs {
     /// Penalty per statement of size difference from the seed.
     #[arg(long, default_value_t = DistanceWeights::default().gamma)]
     gamma: f64,
+    /// Energy per compiler-coverage entry a proposal covers first (0 with the next: plain
+    /// Athena). Ten new edges weigh about as much as three Athena moves.
+    #[arg(long, default_value_t = 0.001)]
+    coverage_weight: f64,
+    /// Energy per optimization counter a proposal sets first.
+    #[arg(long, default_value_t = 0.005)]
+    counter_weight: f64,
 }
 
 impl McmcArgs {
@@ -160,6 +170,10 @@ impl McmcArgs {
                     beta: self.beta,
                     gamma: self.gamma,
                 },
+            },
+            guidance: Guidance {
+                coverage: self.coverage_weight,
+                counters: self.counter_weight,
             },
             proposals_per_turn: self.proposals_per_turn,
             families: self.mutators,
@@ -411,12 +425,14 @@ fn main() -> Result<()> {
             seconds,
             seeds,
             out,
+            build,
         } => run_bench(BenchOptions {
             config: load_config(config.as_deref())?,
             config_path: config,
             seconds,
             seeds,
             out,
+            build,
         }),
     }
 }

@@ -3,8 +3,10 @@
 //! - [`ChainMutator`] proposes Q* from the chain's state Q with Athena, Hermes or Orion and
 //!   leaves the proposal's ln q(Q|Q*)/q(Q*|Q) in the state ([`PendingProposal`]).
 //! - [`AcceptanceFeedback`] judges the proposal after it was compiled and run (so every proposal
-//!   is tested for mismatches): energy E = Athena's Δ(Q*; seed), accepted with the Metropolis–
-//!   Hastings probability. An accepted proposal is corpus-worthy.
+//!   is tested for mismatches): energy E = Athena's Δ(Q*; seed) + w_c·(compiler-coverage entries
+//!   it set first) + w_o·(optimization counters it set first), accepted with the Metropolis–
+//!   Hastings probability. Zero weights are Athena as published. An accepted proposal is
+//!   corpus-worthy.
 //! - [`McmcScheduler`] hands out the current state of the active chain, moves a chain to a newly
 //!   added accepted proposal, starts a chain for every seed and turns to the next seed after a
 //!   number of proposals.
@@ -20,6 +22,7 @@ use ccfuzz_mutators::metropolis::accepts;
 use ccfuzz_mutators::orion::OrionMutator;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::SeedId;
+use ccfuzz_observers::novelty::Novelty;
 use clap::ValueEnum;
 use libafl::corpus::{Corpus, CorpusId};
 use libafl::executors::ExitKind;
@@ -47,9 +50,19 @@ pub enum Family {
     Orion,
 }
 
+/// Weights of the compilers' feedback in the energy.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Guidance {
+    /// Per compiler-coverage entry (AFL edge or gcov line) a proposal covered first.
+    pub coverage: f64,
+    /// Per optimization counter a proposal set first.
+    pub counters: f64,
+}
+
 #[derive(Clone, Debug)]
 pub struct McmcOptions {
     pub athena: AthenaParams,
+    pub guidance: Guidance,
     /// Proposals made on a seed's chain before turning to the next seed.
     pub proposals_per_turn: u64,
     /// Families drawn uniformly for each proposal.
@@ -60,6 +73,7 @@ impl Default for McmcOptions {
     fn default() -> Self {
         McmcOptions {
             athena: AthenaParams::default(),
+            guidance: Guidance::default(),
             proposals_per_turn: 50,
             families: vec![Family::Athena, Family::Hermes],
         }
@@ -226,6 +240,7 @@ impl<S: HasRand + HasMetadata> Mutator<Variant, S> for ChainMutator {
 pub struct AcceptanceFeedback {
     programs: Arc<Programs>,
     params: AthenaParams,
+    guidance: Guidance,
     seed_cfgs: HashMap<SeedId, Arc<Cfg>>,
     log: Option<BufWriter<File>>,
     started: Instant,
@@ -235,7 +250,12 @@ pub struct AcceptanceFeedback {
 const SEED_CFGS_KEPT: usize = 64;
 
 impl AcceptanceFeedback {
-    pub fn new(programs: Arc<Programs>, params: AthenaParams, log_path: Option<&Path>) -> Result<Self, Error> {
+    pub fn new(
+        programs: Arc<Programs>,
+        params: AthenaParams,
+        guidance: Guidance,
+        log_path: Option<&Path>,
+    ) -> Result<Self, Error> {
         let log = match log_path {
             Some(path) => {
                 if let Some(dir) = path.parent() {
@@ -246,7 +266,7 @@ impl AcceptanceFeedback {
                 if fresh {
                     writeln!(
                         writer,
-                        "seconds,seed,variant,family,accepted,chain_proposals,chain_length,distance,proposed_distance,log_q_ratio"
+                        "seconds,seed,variant,family,accepted,chain_proposals,chain_length,distance,proposed_distance,new_coverage,new_counters,log_q_ratio"
                     )?;
                 }
                 Some(writer)
@@ -256,6 +276,7 @@ impl AcceptanceFeedback {
         Ok(AcceptanceFeedback {
             programs,
             params,
+            guidance,
             seed_cfgs: HashMap::new(),
             log,
             started: Instant::now(),
@@ -305,6 +326,7 @@ impl<S: HasMetadata> StateInitializer<S> for AcceptanceFeedback {
 }
 
 impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for AcceptanceFeedback {
+    /// Reads the [`Novelty`] that `NoveltyFeedback` measured on this execution just before.
     fn is_interesting(
         &mut self,
         state: &mut S,
@@ -331,7 +353,10 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
             return Ok(false);
         };
         let proposed_distance = self.distance_of(input)?;
-        let energy = proposed_distance;
+        let novelty = state.metadata::<Novelty>().copied().unwrap_or_default();
+        let energy = proposed_distance
+            + self.guidance.coverage * novelty.new_coverage as f64
+            + self.guidance.counters * novelty.new_counters as f64;
         let accepted = accepts(
             chain.energy,
             energy,
@@ -353,7 +378,7 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
         if let Some(log) = &mut self.log {
             writeln!(
                 log,
-                "{:.1},{},{},{:?},{},{},{},{:.6},{:.6},{:.4}",
+                "{:.1},{},{},{:?},{},{},{},{:.6},{:.6},{},{},{:.4}",
                 self.started.elapsed().as_secs_f64(),
                 input.seed,
                 name,
@@ -363,6 +388,8 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
                 length,
                 distance_now,
                 proposed_distance,
+                novelty.new_coverage,
+                novelty.new_counters,
                 pending.log_q_ratio
             )?;
             log.flush()?;

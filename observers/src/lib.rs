@@ -3,6 +3,14 @@
 //! [`ExecutionObserver`] records, for every compiler configuration, what compiling the variant
 //! and running the binary did. The executor fills it; objectives judge it; it travels with
 //! each new corpus entry to the other cores, so it stays small (outputs are capped).
+//! [`coverage`] observes which code of the compiler ran (AFL++ edges in shared memory, or gcov
+//! lines, [`gcov`]), [`counters`] which optimizations fired, and [`novelty`] measures what an
+//! execution added to the corpus's coverage and counters.
+
+pub mod counters;
+pub mod coverage;
+pub mod gcov;
+pub mod novelty;
 
 use libafl::observers::Observer;
 use libafl::Error;
