@@ -421,20 +421,14 @@ where
     let (instruments, coverage) = Instruments::new(&options.config).map_err(anyhow_to_libafl)?;
     let counters = counter_map();
     let counter_names = CounterNamesObserver::new("counter_names");
-    let handles = ObserverHandles {
-        execution: handle.clone(),
-        coverage: coverage.handle(),
-        counters: counters.handle(),
-        counter_names: counter_names.handle(),
-    };
+    let handles = ObserverHandles::new(&execution, &coverage, &counters, &counter_names);
     // Map name and statistic name of what the corpus covers inside the compilers.
-    let observes =
-        |what: fn(&crate::config::Observe) -> bool| options.config.configurations.iter().any(|c| what(&c.observe));
+    let configurations = &options.config.configurations;
     let mut observed_maps = Vec::new();
-    if observes(|o| o.coverage.is_some()) {
+    if configurations.iter().any(|c| c.observe.coverage.is_some()) {
         observed_maps.push((coverage.name().to_string(), format!("{}_covered", coverage.name())));
     }
-    if observes(|o| o.counters.is_some()) {
+    if configurations.iter().any(|c| c.observe.counters.is_some()) {
         observed_maps.push((counters.name().to_string(), "distinct_counters".to_string()));
     }
     let acceptance = AcceptanceFeedback::new(
@@ -675,12 +669,7 @@ pub fn replay(out: &Path, config: &Config, files: &[PathBuf]) -> Result<()> {
     let (instruments, coverage) = Instruments::new(config)?;
     let counters = counter_map();
     let counter_names = CounterNamesObserver::new("counter_names");
-    let handles = ObserverHandles {
-        execution: handle.clone(),
-        coverage: coverage.handle(),
-        counters: counters.handle(),
-        counter_names: counter_names.handle(),
-    };
+    let handles = ObserverHandles::new(&execution, &coverage, &counters, &counter_names);
     let mut feedback = NewSeedFeedback;
     let mut objective = FindingsObjective::new(handle.clone(), programs.clone(), config.clone(), out.join("findings"));
     let mut state: StdState<InMemoryCorpus<Variant>, Variant, StdRand, InMemoryCorpus<Variant>> = StdState::new(

@@ -16,7 +16,7 @@ use ccfuzz_observers::{ConfigOutcome, ExecutionObserver};
 use libafl::executors::{Executor, ExitKind, HasObservers};
 use libafl::state::HasExecutions;
 use libafl::Error;
-use libafl_bolts::tuples::{Handle, MatchNameRef, RefIndexable};
+use libafl_bolts::tuples::{Handle, Handled, MatchNameRef, RefIndexable};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -27,6 +27,22 @@ pub struct ObserverHandles {
     pub coverage: Handle<CoverageObserver>,
     pub counters: Handle<CounterMapObserver>,
     pub counter_names: Handle<CounterNamesObserver>,
+}
+
+impl ObserverHandles {
+    pub fn new(
+        execution: &ExecutionObserver,
+        coverage: &CoverageObserver,
+        counters: &CounterMapObserver,
+        counter_names: &CounterNamesObserver,
+    ) -> Self {
+        ObserverHandles {
+            execution: execution.handle(),
+            coverage: coverage.handle(),
+            counters: counters.handle(),
+            counter_names: counter_names.handle(),
+        }
+    }
 }
 
 pub struct CompileRunExecutor<OT> {
