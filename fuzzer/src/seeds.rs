@@ -13,9 +13,9 @@ use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::model::Program;
 use ccfuzz_mutators::seed::{Seed, SeedId, SeedProfile, SeedStore};
 use ccfuzz_mutators::valuation::{Valuation, ValuationPlan, OUTPUT_FILE};
+use ccfuzz_observers::gcov::GcovReport;
 use ccfuzz_observers::RunResult;
 use libafl_bolts::rands::StdRand;
-use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -153,26 +153,9 @@ fn include_line(file: &str, system_dirs: &[PathBuf]) -> String {
     }
 }
 
-#[derive(Deserialize)]
-struct GcovJson {
-    files: Vec<GcovFile>,
-}
-
-#[derive(Deserialize)]
-struct GcovFile {
-    file: String,
-    lines: Vec<GcovLine>,
-}
-
-#[derive(Deserialize)]
-struct GcovLine {
-    line_number: u32,
-    count: u64,
-}
-
 /// Line counts of `source_name` from `gcov -j -t` output.
 pub fn parse_gcov(json: &[u8], source_name: &str) -> Result<BTreeMap<u32, u64>> {
-    let report: GcovJson = serde_json::from_slice(json).context("gcov printed malformed JSON")?;
+    let report: GcovReport = serde_json::from_slice(json).context("gcov printed malformed JSON")?;
     let mut counts = BTreeMap::new();
     for file in report
         .files

@@ -63,29 +63,31 @@ impl GcovCoverage {
     }
 }
 
+/// One JSON document of `gcov -j -t` (the fields used here).
 #[derive(Deserialize)]
-struct GcovReport {
-    current_working_directory: String,
-    files: Vec<GcovFile>,
-}
-
-#[derive(Deserialize)]
-struct GcovFile {
-    file: String,
-    lines: Vec<GcovLine>,
-}
-
-#[derive(Deserialize)]
-struct GcovLine {
-    line_number: u32,
-    count: u64,
+pub struct GcovReport {
     #[serde(default)]
-    branches: Vec<GcovBranch>,
+    pub current_working_directory: String,
+    pub files: Vec<GcovFile>,
 }
 
 #[derive(Deserialize)]
-struct GcovBranch {
-    count: u64,
+pub struct GcovFile {
+    pub file: String,
+    pub lines: Vec<GcovLine>,
+}
+
+#[derive(Deserialize)]
+pub struct GcovLine {
+    pub line_number: u32,
+    pub count: u64,
+    #[serde(default)]
+    pub branches: Vec<GcovBranch>,
+}
+
+#[derive(Deserialize)]
+pub struct GcovBranch {
+    pub count: u64,
 }
 
 fn gcda_files(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
