@@ -11,10 +11,12 @@ use crate::instrument::Additions;
 use crate::runner::cpu_seconds;
 use crate::seeds::SeedMaker;
 use anyhow::{bail, Context, Result};
+use ccfuzz_mutators::athena::{AthenaChain, AthenaParams};
 use ccfuzz_mutators::edit::apply_edits;
 use ccfuzz_mutators::edit::Edit;
 use ccfuzz_mutators::hermes::{hermes_variant, usable_points};
 use ccfuzz_mutators::orion::orion_prune;
+use ccfuzz_mutators::pool::Pool;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::SeedStore;
 use ccfuzz_observers::counters::CounterSource;
@@ -49,7 +51,8 @@ fn free_port() -> Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-/// Median wall time of one Orion variant (pruning plus materialization) over csmith seeds.
+/// Median wall times of making one Orion variant, one Hermes variant and one Athena chain step,
+/// over csmith seeds.
 fn variant_time(options: &BenchOptions) -> Result<()> {
     let store = SeedStore::open(options.out.join("seeds"))?;
     let mut maker = SeedMaker::new(options.config.clone(), store.clone(), options.out.join("tmp"))?;
@@ -94,6 +97,24 @@ fn variant_time(options: &BenchOptions) -> Result<()> {
             std::hint::black_box(text);
         }
     }
+    // Athena: one chain step (proposal, control-flow graph, distance, acceptance) and the
+    // materialization of the state, with a pool of every measured seed.
+    let mut pool = Pool::default();
+    for id in &ids {
+        pool.add_seed(id, &programs.get(id)?.program);
+    }
+    let mut athena_times = Vec::new();
+    for id in &ids {
+        let loaded = programs.get(id)?;
+        let mut chain = AthenaChain::new(&loaded.program, AthenaParams::default());
+        for _ in 0..200 {
+            let start = Instant::now();
+            chain.step(&loaded.program, id, &pool, &mut rand);
+            let text = apply_edits(&loaded.program, &chain.edits);
+            athena_times.push(start.elapsed());
+            std::hint::black_box(text);
+        }
+    }
     println!("seeds measured: {}", ids.len());
     println!(
         "median time to parse and model a seed (once per seed and core): {:.1} ms",
@@ -106,6 +127,11 @@ fn variant_time(options: &BenchOptions) -> Result<()> {
     println!(
         "median time to make one Orion variant, excluding compilation: {:.1} µs",
         median(&mut variant_times).as_secs_f64() * 1e6
+    );
+    println!(
+        "median time of one Athena chain step (proposal, program distance, acceptance, materialization; pool of {} statements): {:.2} ms",
+        pool.entries.len(),
+        median(&mut athena_times).as_secs_f64() * 1e3
     );
     if hermes_times.is_empty() {
         println!("no seed had a usable valuation point: no Hermes variant measured");
