@@ -10,7 +10,9 @@ use crate::config::Config;
 use crate::executor::{CompileRunExecutor, ObserverHandles};
 use crate::instrument::Instruments;
 use crate::manager::ConfiguredManager;
-use crate::mcmc::{AcceptanceFeedback, ChainMutator, McmcChains, McmcOptions, McmcScheduler};
+use crate::mcmc::{
+    restore_chains, save_chains, AcceptanceFeedback, ChainMutator, McmcChains, McmcOptions, McmcScheduler,
+};
 use crate::objective::FindingsObjective;
 use crate::runner::cpu_seconds;
 use crate::seeds::SeedMaker;
@@ -472,10 +474,18 @@ where
     }
 
     let mut scheduler = McmcScheduler::new(options.mcmc.proposals_per_turn);
+    let chains_file = options
+        .out
+        .join("mcmc")
+        .join(format!("chains-client-{}.json", desc.id()));
     if fresh {
-        // Chains start from the seeds of a resumed corpus.
+        // Chains start from the seeds of a resumed corpus, and continue where they were saved.
         for id in state.corpus().ids().collect::<Vec<_>>() {
             scheduler.on_add(&mut state, id)?;
+        }
+        let restored = restore_chains(&mut state, &chains_file)?;
+        if restored > 0 {
+            log::info!("client {}: {restored} chains continue where they stopped", desc.id());
         }
     }
     let mut fuzzer = StdFuzzer::new(scheduler, feedback, objective);
@@ -543,6 +553,9 @@ where
                 log::warn!("cannot write the report of client {}: {e}", desc.id());
             }
             if let Ok(chains) = state.metadata::<McmcChains>() {
+                if let Err(e) = save_chains(chains, &chains_file) {
+                    log::warn!("cannot save the chains to {}: {e}", chains_file.display());
+                }
                 let by_length: Vec<String> = chains
                     .by_length
                     .means()
@@ -588,6 +601,11 @@ where
         if last_stats.elapsed() >= Duration::from_secs(5) {
             last_stats = std::time::Instant::now();
             report_chains(&mut state, &mut mgr)?;
+            if let Ok(chains) = state.metadata::<McmcChains>() {
+                if let Err(e) = save_chains(chains, &chains_file) {
+                    log::warn!("cannot save the chains to {}: {e}", chains_file.display());
+                }
+            }
             report_observed(&mut state, &mut mgr, &observed_maps)?;
         }
     }

@@ -83,8 +83,9 @@ impl Default for McmcOptions {
 /// One seed's chain.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Chain {
-    /// The corpus entry holding the chain's state Q.
+    /// The corpus entry holding the chain's state Q, and Q's name.
     pub current: CorpusId,
+    pub current_name: String,
     pub energy: f64,
     pub distance: f64,
     pub proposals: u64,
@@ -134,9 +135,10 @@ pub struct McmcChains {
 impl_serdeany!(McmcChains);
 
 impl McmcChains {
-    fn move_chain(&mut self, seed: &SeedId, id: CorpusId, energy: f64, distance: f64) {
+    fn move_chain(&mut self, seed: &SeedId, id: CorpusId, name: &str, energy: f64, distance: f64) {
         if let Some(chain) = self.chains.get_mut(seed) {
             chain.current = id;
+            chain.current_name = name.to_string();
             chain.energy = energy;
             chain.distance = distance;
             chain.accepted += 1;
@@ -156,6 +158,72 @@ impl McmcChains {
         let n = self.chains.len().max(1) as f64;
         self.chains.values().map(|c| c.distance).sum::<f64>() / n
     }
+}
+
+/// Where a chain stood, as saved on disk.
+#[derive(Debug, Serialize, Deserialize)]
+struct SavedChain {
+    variant: String,
+    energy: f64,
+    distance: f64,
+    proposals: u64,
+    accepted: u64,
+}
+
+/// Saves where each chain stands, so that a resumed campaign continues its chains.
+pub fn save_chains(chains: &McmcChains, path: &Path) -> std::io::Result<()> {
+    let saved: BTreeMap<&SeedId, SavedChain> = chains
+        .chains
+        .iter()
+        .map(|(seed, c)| {
+            let saved = SavedChain {
+                variant: c.current_name.clone(),
+                energy: c.energy,
+                distance: c.distance,
+                proposals: c.proposals,
+                accepted: c.accepted,
+            };
+            (seed, saved)
+        })
+        .collect();
+    let staging = path.with_extension("tmp");
+    std::fs::write(&staging, serde_json::to_vec_pretty(&saved)?)?;
+    std::fs::rename(staging, path)
+}
+
+/// Puts the chains of a resumed corpus back where `save_chains` left them; chains whose state
+/// is not in the corpus start again from their seed. Returns how many chains were restored.
+pub fn restore_chains<S>(state: &mut S, path: &Path) -> Result<usize, Error>
+where
+    S: HasCorpus<Variant> + HasMetadata,
+{
+    let Ok(bytes) = std::fs::read(path) else {
+        return Ok(0);
+    };
+    let saved: BTreeMap<SeedId, SavedChain> =
+        serde_json::from_slice(&bytes).map_err(|e| Error::serialize(format!("{}: {e}", path.display())))?;
+    let mut by_name = HashMap::new();
+    for id in state.corpus().ids().collect::<Vec<_>>() {
+        by_name.insert(state.corpus().cloned_input_for_id(id)?.name(), id);
+    }
+    let chains = state.metadata_or_insert_with(McmcChains::default);
+    let mut restored = 0;
+    for (seed, saved) in saved {
+        let (Some(chain), Some(&id)) = (chains.chains.get_mut(&seed), by_name.get(&saved.variant)) else {
+            continue;
+        };
+        *chain = Chain {
+            current: id,
+            current_name: saved.variant.clone(),
+            energy: saved.energy,
+            distance: saved.distance,
+            proposals: saved.proposals,
+            accepted: saved.accepted,
+        };
+        chains.states.insert(saved.variant, id);
+        restored += 1;
+    }
+    Ok(restored)
 }
 
 /// The proposal just made, to be judged once it has run.
@@ -398,7 +466,7 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
             return Ok(false);
         }
         if let Some(&known) = chains.states.get(&name) {
-            chains.move_chain(&input.seed, known, energy, proposed_distance);
+            chains.move_chain(&input.seed, known, &name, energy, proposed_distance);
             return Ok(false);
         }
         state.add_metadata(LastAcceptance {
@@ -435,33 +503,31 @@ where
         state.corpus().get(id)?.borrow_mut().set_parent_id_optional(current);
         // The on-disk corpus keeps inputs on disk only.
         let input = state.corpus().cloned_input_for_id(id)?;
+        let name = input.name();
         let acceptance = state
             .metadata_map()
             .get::<LastAcceptance>()
-            .map(|a| (a.name.clone(), a.energy, a.distance));
+            .filter(|a| a.name == name)
+            .map(|a| (a.energy, a.distance));
         let chains = state.metadata_or_insert_with(McmcChains::default);
-        if input.edits.is_empty() {
-            if !chains.chains.contains_key(&input.seed) {
-                chains.order.push(input.seed.clone());
-                chains.chains.insert(
-                    input.seed.clone(),
-                    Chain {
-                        current: id,
-                        energy: 0.0,
-                        distance: 0.0,
-                        proposals: 0,
-                        accepted: 0,
-                    },
-                );
-            }
-        } else if let Some((_, energy, distance)) = acceptance.filter(|(name, ..)| *name == input.name()) {
-            if let Some(chain) = chains.chains.get_mut(&input.seed) {
-                chain.current = id;
-                chain.energy = energy;
-                chain.distance = distance;
-                chain.accepted += 1;
-            }
+        if let Some((energy, distance)) = acceptance {
+            chains.move_chain(&input.seed, id, &name, energy, distance);
+            chains.states.insert(name, id);
             state.remove_metadata::<LastAcceptance>();
+        } else if input.edits.is_empty() && !chains.chains.contains_key(&input.seed) {
+            chains.order.push(input.seed.clone());
+            chains.chains.insert(
+                input.seed.clone(),
+                Chain {
+                    current: id,
+                    current_name: name.clone(),
+                    energy: 0.0,
+                    distance: 0.0,
+                    proposals: 0,
+                    accepted: 0,
+                },
+            );
+            chains.states.insert(name, id);
         }
         Ok(())
     }

@@ -83,4 +83,33 @@ fn athena_chains_accept_some_proposals_and_keep_the_accepted_ones() {
             );
         }
     }
+
+    // Started again, the campaign continues the chain where it stopped.
+    let log = campaign(
+        &out,
+        &config,
+        &[
+            "--seeds",
+            seeds("dead").to_str().unwrap(),
+            "--mutators",
+            "athena",
+            "--iterations",
+            "20",
+        ],
+    );
+    assert!(log.contains("1 chains continue where they stopped"), "{log}");
+    let csv = std::fs::read_to_string(out.join("mcmc/client-1.csv")).unwrap();
+    let resumed: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1 + rows.len())
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert!(!resumed.is_empty(), "no decision after the restart");
+    assert_eq!(
+        resumed[0][5].parse::<usize>().unwrap(),
+        rows.len() + 1,
+        "{:?}",
+        resumed[0]
+    );
+    assert!(resumed[0][6].parse::<u64>().unwrap() >= length, "{:?}", resumed[0]);
 }
