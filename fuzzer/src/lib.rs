@@ -6,6 +6,7 @@ pub mod campaign;
 pub mod compile;
 pub mod config;
 pub mod executor;
+pub mod generate;
 pub mod instrument;
 pub mod manager;
 pub mod mcmc;

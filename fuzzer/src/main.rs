@@ -4,6 +4,7 @@ use anyhow::{bail, Context, Result};
 use ccfuzz::bench::{run_bench, BenchOptions};
 use ccfuzz::campaign::{profile_directory, replay, run_campaign, CampaignOptions, SeedSource};
 use ccfuzz::config::Config;
+use ccfuzz::generate::write_orange;
 use ccfuzz::mcmc::{Family, Guidance, McmcOptions};
 use ccfuzz::seeds::SeedMaker;
 use ccfuzz_mutators::athena::{AthenaChain, AthenaParams};
@@ -14,6 +15,7 @@ use ccfuzz_mutators::orion::OrionMutator;
 use ccfuzz_mutators::pool::Pool;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
+use ccfuzz_orange::{GenOptions, Policies};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use libafl::mutators::{MutationResult, Mutator};
 use libafl::state::HasRand;
@@ -112,6 +114,11 @@ enum Command {
     },
     /// Print the default configuration for this machine (edit it and pass it with --config).
     Config,
+    /// Generate test programs.
+    Generate {
+        #[command(subcommand)]
+        generator: GeneratorCommand,
+    },
     /// Measure the fuzzer: variant making time, CPU share, executions per second on 1 and 2 cores.
     Bench {
         #[arg(long)]
@@ -127,6 +134,30 @@ enum Command {
         /// The build directory of `make instrumented-tcc`, for the observers' overheads.
         #[arg(long, default_value = "build")]
         build: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum GeneratorCommand {
+    /// Orange3 arithmetic programs with YARPGen's generation policies: each checks its own
+    /// expected values and prints a checksum (`orange-N.c`, and `orange-N.expected`).
+    Orange {
+        #[arg(short = 'n', long, default_value_t = 10)]
+        count: usize,
+        #[arg(long)]
+        out: PathBuf,
+        /// Random seed of the generator.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Operators per program are drawn log-uniformly from 1 to this.
+        #[arg(long, default_value_t = 10_000)]
+        max_operators: usize,
+        /// Turn off every generation policy (plain Orange3).
+        #[arg(long)]
+        no_policies: bool,
+        /// Floating-point variables and expressions, restricted to exact integer values.
+        #[arg(long)]
+        float: bool,
     },
 }
 
@@ -416,6 +447,25 @@ fn main() -> Result<()> {
             Ok(())
         }
         Command::Replay { out, config, files } => replay(&out, &load_config(config.as_deref())?, &files),
+        Command::Generate {
+            generator:
+                GeneratorCommand::Orange {
+                    count,
+                    out,
+                    seed,
+                    max_operators,
+                    no_policies,
+                    float,
+                },
+        } => {
+            let options = GenOptions {
+                min_operators: 1,
+                max_operators,
+                policies: if no_policies { Policies::NONE } else { Policies::ALL },
+                float,
+            };
+            write_orange(count, &out, seed, options)
+        }
         Command::Config => {
             print!("{}", Config::detect().to_toml());
             Ok(())

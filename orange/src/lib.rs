@@ -1,0 +1,17 @@
+//! Orange3 (Nagai, Hashimoto, Ishiura): random arithmetic test programs whose expected values are
+//! computed while generating, with undefined behaviour removed by operation flipping and
+//! insertion, and an optional rounding-free floating-point mode; strengthened with YARPGen's
+//! generation policies (Livinskii, Babokin, Regehr). The integer semantics come from the
+//! C-semantics core shared with Hermes.
+//!
+//! LibAFL pieces: [`OrangeProgram`] is an input, [`OrangeGenerator`] a generator, and
+//! [`mutators`] change a program and settle it again so that its expected values stay exact.
+
+pub mod generate;
+pub mod mutators;
+pub mod program;
+pub mod render;
+
+pub use generate::{generate, GenOptions, Policies};
+pub use mutators::{orange_mutators, OrangeGenerator};
+pub use program::OrangeProgram;

@@ -1,0 +1,850 @@
+//! An Orange program: variables, and t-variables each assigned one expression once, in order.
+//! [`OrangeProgram::settle`] evaluates every expression bottom-up with the C-semantics core and
+//! removes undefined behaviour (and, in floating-point mode, rounding) as it goes, by operation
+//! flipping and operation insertion (the paper's Table 1), so that the expected values it records
+//! are exact.
+
+use ccfuzz_semantics::{convert, eval_binary, eval_unary, usual_arithmetic, BinaryOp, IntKind, Ub, UnaryOp, Value};
+use libafl_bolts::rands::Rand;
+use serde::{Deserialize, Serialize};
+
+/// Floating types, restricted to integer values that their mantissa holds exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum FloatKind {
+    Float,
+    Double,
+    LongDouble,
+}
+
+impl FloatKind {
+    pub const ALL: [FloatKind; 3] = [FloatKind::Float, FloatKind::Double, FloatKind::LongDouble];
+
+    /// Values are kept within ±2^(m−2), m the mantissa width, so that an inserted constant
+    /// (itself within the range) never rounds either.
+    pub fn limit(self) -> i128 {
+        1i128
+            << match self {
+                FloatKind::Float => 22,
+                FloatKind::Double => 51,
+                FloatKind::LongDouble => 62,
+            }
+    }
+
+    pub fn spelling(self) -> &'static str {
+        match self {
+            FloatKind::Float => "float",
+            FloatKind::Double => "double",
+            FloatKind::LongDouble => "long double",
+        }
+    }
+
+    pub fn literal(self, value: i128) -> String {
+        let suffix = match self {
+            FloatKind::Float => "f",
+            FloatKind::Double => "",
+            FloatKind::LongDouble => "L",
+        };
+        if value < 0 {
+            format!("(-{}.0{suffix})", -value)
+        } else {
+            format!("{value}.0{suffix}")
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Ty {
+    Int(IntKind),
+    Float(FloatKind),
+}
+
+impl Ty {
+    pub fn spelling(self) -> &'static str {
+        match self {
+            Ty::Int(k) => k.spelling(),
+            Ty::Float(f) => f.spelling(),
+        }
+    }
+
+    pub fn literal(self, value: i128) -> String {
+        match self {
+            Ty::Int(k) => k.literal(value),
+            Ty::Float(f) => f.literal(value),
+        }
+    }
+
+    /// The common type of an arithmetic operation on the two types.
+    fn common(a: Ty, b: Ty) -> Ty {
+        match (a, b) {
+            (Ty::Int(a), Ty::Int(b)) => Ty::Int(usual_arithmetic(a, b)),
+            (Ty::Float(a), Ty::Float(b)) => Ty::Float(a.max(b)),
+            (Ty::Float(f), Ty::Int(_)) | (Ty::Int(_), Ty::Float(f)) => Ty::Float(f),
+        }
+    }
+}
+
+/// A value and its type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Val {
+    pub ty: Ty,
+    pub v: i128,
+}
+
+impl Val {
+    fn int(self) -> Option<Value> {
+        match self.ty {
+            Ty::Int(k) => Some(Value { kind: k, value: self.v }),
+            Ty::Float(_) => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Var {
+    pub name: String,
+    pub ty: Ty,
+    pub init: i128,
+    pub global: bool,
+    pub is_const: bool,
+    pub is_volatile: bool,
+    pub is_static: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Expr {
+    Var(usize),
+    Const(IntKind, i128),
+    Unary(UnaryOp, Box<Expr>),
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// A cast to an integer type, inserted where an integer-only operator meets a floating
+    /// operand.
+    Cast(IntKind, Box<Expr>),
+}
+
+impl Expr {
+    /// Operators in the expression (casts included).
+    pub fn size(&self) -> usize {
+        match self {
+            Expr::Var(_) | Expr::Const(..) => 0,
+            Expr::Unary(_, a) | Expr::Cast(_, a) => 1 + a.size(),
+            Expr::Binary(_, a, b) => 1 + a.size() + b.size(),
+            Expr::Ternary(c, a, b) => 1 + c.size() + a.size() + b.size(),
+        }
+    }
+
+    /// Calls `f` on every node, parents before children.
+    pub fn visit<'e>(&'e self, f: &mut impl FnMut(&'e Expr)) {
+        f(self);
+        match self {
+            Expr::Var(_) | Expr::Const(..) => {}
+            Expr::Unary(_, a) | Expr::Cast(_, a) => a.visit(f),
+            Expr::Binary(_, a, b) => {
+                a.visit(f);
+                b.visit(f);
+            }
+            Expr::Ternary(c, a, b) => {
+                c.visit(f);
+                a.visit(f);
+                b.visit(f);
+            }
+        }
+    }
+
+    /// The `index`-th node in pre-order.
+    pub fn node_mut(&mut self, index: usize) -> Option<&mut Expr> {
+        fn walk<'e>(e: &'e mut Expr, index: &mut usize) -> Option<&'e mut Expr> {
+            if *index == 0 {
+                return Some(e);
+            }
+            *index -= 1;
+            match e {
+                Expr::Var(_) | Expr::Const(..) => None,
+                Expr::Unary(_, a) | Expr::Cast(_, a) => walk(a, index),
+                Expr::Binary(_, a, b) => walk(a, index).or_else(move || walk(b, index)),
+                Expr::Ternary(c, a, b) => walk(c, index)
+                    .or_else(|| walk(a, index))
+                    .or_else(move || walk(b, index)),
+            }
+        }
+        walk(self, &mut { index })
+    }
+
+    pub fn nodes(&self) -> usize {
+        let mut n = 0;
+        self.visit(&mut |_| n += 1);
+        n
+    }
+
+    pub fn render(&self, vars: &[Var], out: &mut String) {
+        match self {
+            Expr::Var(i) => out.push_str(&vars[*i].name),
+            Expr::Const(k, v) => out.push_str(&k.literal(*v)),
+            Expr::Unary(op, a) => {
+                out.push('(');
+                out.push_str(op.symbol());
+                a.render(vars, out);
+                out.push(')');
+            }
+            Expr::Cast(k, a) => {
+                out.push_str("((");
+                out.push_str(k.spelling());
+                out.push(')');
+                a.render(vars, out);
+                out.push(')');
+            }
+            Expr::Binary(op, a, b) => {
+                out.push('(');
+                a.render(vars, out);
+                out.push(' ');
+                out.push_str(op.symbol());
+                out.push(' ');
+                b.render(vars, out);
+                out.push(')');
+            }
+            Expr::Ternary(c, a, b) => {
+                out.push('(');
+                c.render(vars, out);
+                out.push_str(" ? ");
+                a.render(vars, out);
+                out.push_str(" : ");
+                b.render(vars, out);
+                out.push(')');
+            }
+        }
+    }
+}
+
+/// `t = expr;` and the value `t` must hold afterwards.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Assignment {
+    pub target: usize,
+    pub expr: Expr,
+    pub expected: i128,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct OrangeProgram {
+    pub vars: Vec<Var>,
+    pub assignments: Vec<Assignment>,
+    /// Operations inserted to remove undefined behaviour or rounding, and operations flipped.
+    pub inserted: usize,
+    pub flipped: usize,
+}
+
+fn is_comparison(op: BinaryOp) -> bool {
+    matches!(
+        op,
+        BinaryOp::Lt | BinaryOp::Gt | BinaryOp::Le | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne
+    )
+}
+
+fn complement(op: BinaryOp) -> BinaryOp {
+    match op {
+        BinaryOp::Lt => BinaryOp::Ge,
+        BinaryOp::Ge => BinaryOp::Lt,
+        BinaryOp::Gt => BinaryOp::Le,
+        BinaryOp::Le => BinaryOp::Gt,
+        BinaryOp::Eq => BinaryOp::Ne,
+        BinaryOp::Ne => BinaryOp::Eq,
+        other => other,
+    }
+}
+
+/// Operators that only take integers.
+fn integer_only(op: BinaryOp) -> bool {
+    matches!(
+        op,
+        BinaryOp::Rem | BinaryOp::Shl | BinaryOp::Shr | BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor
+    )
+}
+
+impl OrangeProgram {
+    /// Operators over all expressions.
+    pub fn size(&self) -> usize {
+        self.assignments.iter().map(|a| a.expr.size()).sum()
+    }
+
+    /// Evaluates every expression in order, removing undefined behaviour and rounding where it
+    /// appears, and records each t-variable's expected value.
+    pub fn settle<R: Rand>(&mut self, rand: &mut R) {
+        let mut values: Vec<i128> = self.vars.iter().map(|v| v.init).collect();
+        let mut assignments = std::mem::take(&mut self.assignments);
+        for assignment in &mut assignments {
+            let mut settler = Settler {
+                program: self,
+                values: &values,
+                rand,
+            };
+            let value = settler.settle(&mut assignment.expr);
+            let target = &self.vars[assignment.target];
+            // The t-variable's type is the expression's in floating mode (no rounding on
+            // assignment); integer values convert as gcc and clang define it.
+            let expected = match (target.ty, value.ty) {
+                (Ty::Int(k), _) => convert(value.v, k),
+                (Ty::Float(_), _) => value.v,
+            };
+            assignment.expected = expected;
+            values[assignment.target] = expected;
+        }
+        self.assignments = assignments;
+    }
+
+    /// Adds a variable for an inserted operand.
+    fn add_offset_var(&mut self, ty: Ty, value: i128) -> usize {
+        let name = format!("k{}", self.vars.len());
+        self.vars.push(Var {
+            name,
+            ty,
+            init: value,
+            global: false,
+            is_const: false,
+            is_volatile: false,
+            is_static: false,
+        });
+        self.vars.len() - 1
+    }
+}
+
+struct Settler<'p, 'r, R> {
+    program: &'p mut OrangeProgram,
+    values: &'p [i128],
+    rand: &'r mut R,
+}
+
+impl<R: Rand> Settler<'_, '_, R> {
+    fn var_value(&self, index: usize) -> Val {
+        let var = &self.program.vars[index];
+        // Variables added while settling are not in `values` yet.
+        let v = self.values.get(index).copied().unwrap_or(var.init);
+        Val { ty: var.ty, v }
+    }
+
+    fn settle(&mut self, e: &mut Expr) -> Val {
+        match e {
+            Expr::Var(i) => self.var_value(*i),
+            Expr::Const(k, v) => Val { ty: Ty::Int(*k), v: *v },
+            Expr::Cast(k, a) => {
+                let inner = self.settle(a);
+                let kind = *k;
+                let inner = self.fit_integer(a, inner, kind);
+                Val {
+                    ty: Ty::Int(kind),
+                    v: convert(inner.v, kind),
+                }
+            }
+            Expr::Unary(op, a) => {
+                let op = *op;
+                let mut x = self.settle(a);
+                if let Ty::Float(_) = x.ty {
+                    match op {
+                        UnaryOp::Neg => return Val { ty: x.ty, v: -x.v },
+                        UnaryOp::Not => {
+                            return Val {
+                                ty: Ty::Int(IntKind::Int),
+                                v: (x.v == 0) as i128,
+                            }
+                        }
+                        UnaryOp::BitNot => x = self.cast_to_long_long(a, x),
+                    }
+                }
+                loop {
+                    match eval_unary(op, x.int().expect("integer operand")) {
+                        Ok(r) => {
+                            return Val {
+                                ty: Ty::Int(r.kind),
+                                v: r.value,
+                            }
+                        }
+                        Err(_) => {
+                            // -INT_MIN: move the operand to a small value.
+                            let target = self.small_value(true);
+                            x = self.insert_offset(a, x, target);
+                        }
+                    }
+                }
+            }
+            Expr::Ternary(c, a, b) => {
+                let cond = self.settle(c);
+                let x = self.settle(a);
+                let y = self.settle(b);
+                let ty = Ty::common(x.ty, y.ty);
+                let x = self.fit(a, x, ty);
+                let y = self.fit(b, y, ty);
+                let chosen = if cond.v != 0 { x } else { y };
+                Val {
+                    ty,
+                    v: match ty {
+                        Ty::Int(k) => convert(chosen.v, k),
+                        Ty::Float(_) => chosen.v,
+                    },
+                }
+            }
+            Expr::Binary(..) => self.settle_binary(e),
+        }
+    }
+
+    fn settle_binary(&mut self, e: &mut Expr) -> Val {
+        let Expr::Binary(op, a, b) = e else {
+            unreachable!("a binary node")
+        };
+        let mut x = self.settle(a);
+        let mut y = self.settle(b);
+        let any_float = matches!(x.ty, Ty::Float(_)) || matches!(y.ty, Ty::Float(_));
+        if any_float && integer_only(*op) {
+            // The paper's rule: a floating operand of an integer operator gets a cast.
+            for (operand, value) in [(&mut **a, &mut x), (&mut **b, &mut y)] {
+                if matches!(value.ty, Ty::Float(_)) {
+                    *value = self.cast_to_long_long(operand, *value);
+                }
+            }
+        } else if any_float {
+            return self.settle_float(e, x, y);
+        }
+        loop {
+            let Expr::Binary(op, a, b) = e else {
+                unreachable!("a binary node")
+            };
+            let result = eval_binary(*op, x.int().expect("integer"), y.int().expect("integer"));
+            let ub = match result {
+                Ok(r) => {
+                    return Val {
+                        ty: Ty::Int(r.kind),
+                        v: r.value,
+                    }
+                }
+                Err(ub) => ub,
+            };
+            match (ub, *op) {
+                (Ub::SignedOverflow, BinaryOp::Add) => self.flip(op, BinaryOp::Sub),
+                (Ub::SignedOverflow, BinaryOp::Sub) => self.flip(op, BinaryOp::Add),
+                (Ub::SignedOverflow, BinaryOp::Mul) => self.flip(op, BinaryOp::Div),
+                (Ub::DivisionByZero, _) if matches!(&**b, Expr::Binary(c, ..) if is_comparison(*c)) => {
+                    let Expr::Binary(c, ..) = &mut **b else {
+                        unreachable!("checked")
+                    };
+                    let flipped = complement(*c);
+                    self.flip(c, flipped);
+                    y = Val { ty: y.ty, v: 1 - y.v };
+                }
+                // Division by zero, and INT_MIN / -1 or % -1: a divisor of another value.
+                (Ub::DivisionByZero | Ub::SignedOverflow, _) => {
+                    let target = self.small_value(false);
+                    y = self.insert_offset(b, y, target);
+                }
+                (Ub::NegativeShift | Ub::ShiftTooFar, _) => {
+                    let width = match x.ty {
+                        Ty::Int(k) => k.promoted().bits() as usize,
+                        Ty::Float(_) => unreachable!("integer operands"),
+                    };
+                    let target = self.rand.below_or_zero(width) as i128;
+                    y = self.insert_offset(b, y, target);
+                }
+                (Ub::ShiftOfNegative, _) => {
+                    let target = self.rand.below_or_zero(64) as i128;
+                    x = self.insert_offset(a, x, target);
+                }
+                // A shift into or past the sign bit: shift by nothing.
+                (Ub::ShiftOverflow, _) => y = self.insert_offset(b, y, 0),
+            }
+        }
+    }
+
+    /// Floating arithmetic on integer values: results stay within the exact range by flipping,
+    /// divisions stay exact by insertion.
+    fn settle_float(&mut self, e: &mut Expr, x: Val, y: Val) -> Val {
+        let Expr::Binary(op, a, b) = e else {
+            unreachable!("a binary node")
+        };
+        if is_comparison(*op) {
+            // Compared in the common type: an integer beyond its exact range would round.
+            let ty = Ty::common(x.ty, y.ty);
+            let (x, y) = (self.fit(a, x, ty), self.fit(b, y, ty));
+            return Val {
+                ty: Ty::Int(IntKind::Int),
+                v: compare(*op, x.v, y.v) as i128,
+            };
+        }
+        if *op == BinaryOp::LogAnd || *op == BinaryOp::LogOr {
+            let truth = if *op == BinaryOp::LogAnd {
+                x.v != 0 && y.v != 0
+            } else {
+                x.v != 0 || y.v != 0
+            };
+            return Val {
+                ty: Ty::Int(IntKind::Int),
+                v: truth as i128,
+            };
+        }
+        let ty = Ty::common(x.ty, y.ty);
+        let Ty::Float(f) = ty else {
+            unreachable!("a floating operand")
+        };
+        let mut x = self.fit(a, x, ty);
+        let mut y = self.fit(b, y, ty);
+        let limit = f.limit();
+        loop {
+            let result = match *op {
+                BinaryOp::Add => Some(x.v + y.v),
+                BinaryOp::Sub => Some(x.v - y.v),
+                BinaryOp::Mul => x.v.checked_mul(y.v),
+                _ => {
+                    if y.v == 0 {
+                        let target = self.small_value(false);
+                        y = self.insert_offset(b, y, target);
+                        continue;
+                    }
+                    if x.v % y.v != 0 {
+                        // (x − k) / y with k = x % y.
+                        let target = x.v - x.v % y.v;
+                        x = self.insert_offset(a, x, target);
+                        continue;
+                    }
+                    Some(x.v / y.v)
+                }
+            };
+            match result {
+                Some(r) if r.abs() <= limit => return Val { ty, v: r },
+                _ => match *op {
+                    BinaryOp::Add => self.flip(op, BinaryOp::Sub),
+                    BinaryOp::Sub => self.flip(op, BinaryOp::Add),
+                    _ => self.flip(op, BinaryOp::Div),
+                },
+            }
+        }
+    }
+
+    /// `(long long)e` for a floating operand of an integer-only operator (its value moved into
+    /// range first).
+    fn cast_to_long_long(&mut self, e: &mut Expr, value: Val) -> Val {
+        let value = self.fit_integer(e, value, IntKind::LongLong);
+        wrap_cast(e, IntKind::LongLong);
+        self.program.inserted += 1;
+        Val {
+            ty: Ty::Int(IntKind::LongLong),
+            v: value.v,
+        }
+    }
+
+    fn flip(&mut self, op: &mut BinaryOp, to: BinaryOp) {
+        *op = to;
+        self.program.flipped += 1;
+    }
+
+    /// A small value for an inserted operand: nonzero unless `zero_ok`.
+    fn small_value(&mut self, zero_ok: bool) -> i128 {
+        let magnitude = self.rand.below_or_zero(16) as i128 + i128::from(!zero_ok);
+        if self.rand.coinflip(0.5) {
+            magnitude
+        } else {
+            -magnitude
+        }
+    }
+
+    /// Converts an operand to `ty`, inserting an offset first when its value would not survive
+    /// the conversion exactly (an integer beyond a floating type's exact range).
+    fn fit(&mut self, e: &mut Expr, value: Val, ty: Ty) -> Val {
+        match (value.ty, ty) {
+            (_, Ty::Float(f)) if value.v.abs() > f.limit() => {
+                // Non-negative: an unsigned operand would wrap a negative target.
+                let target = self.small_value(true).abs();
+                let moved = self.insert_offset(e, value, target);
+                Val { ty, v: moved.v }
+            }
+            (_, Ty::Float(_)) => Val { ty, v: value.v },
+            (_, Ty::Int(k)) => Val {
+                ty,
+                v: convert(value.v, k),
+            },
+        }
+    }
+
+    /// A floating value cast to an integer type must be in the type's range (else the cast is
+    /// undefined).
+    fn fit_integer(&mut self, e: &mut Expr, value: Val, kind: IntKind) -> Val {
+        match value.ty {
+            Ty::Float(_) if !kind.contains(value.v) => {
+                let target = self.small_value(true).abs();
+                self.insert_offset(e, value, target)
+            }
+            _ => value,
+        }
+    }
+
+    /// Rewrites `e` into `(e + k)` with a new variable `k`, so that it evaluates to `target`
+    /// (in the type `e + k` has). A `k` that the type cannot hold is split into two steps.
+    fn insert_offset(&mut self, e: &mut Expr, current: Val, target: i128) -> Val {
+        let ty = match current.ty {
+            Ty::Int(k) => Ty::Int(k.promoted()),
+            float => float,
+        };
+        let mut now = match ty {
+            Ty::Int(k) => convert(current.v, k),
+            Ty::Float(_) => current.v,
+        };
+        loop {
+            let (offset, reached) = match ty {
+                Ty::Int(k) if !k.is_signed() => (convert(target - now, k), target),
+                Ty::Int(k) => {
+                    let offset = target - now;
+                    if k.contains(offset) {
+                        (offset, target)
+                    } else {
+                        (-now / 2, now - now / 2)
+                    }
+                }
+                Ty::Float(f) => {
+                    let offset = target - now;
+                    if offset.abs() <= f.limit() {
+                        (offset, target)
+                    } else {
+                        (-now / 2, now - now / 2)
+                    }
+                }
+            };
+            let k = self.program.add_offset_var(ty, offset);
+            let inner = std::mem::replace(e, Expr::Var(k));
+            *e = Expr::Binary(BinaryOp::Add, Box::new(inner), Box::new(Expr::Var(k)));
+            self.program.inserted += 1;
+            now = match ty {
+                Ty::Int(k) => convert(reached, k),
+                Ty::Float(_) => reached,
+            };
+            if now == target || matches!(ty, Ty::Int(k) if convert(target, k) == now) {
+                return Val { ty, v: now };
+            }
+        }
+    }
+}
+
+fn compare(op: BinaryOp, x: i128, y: i128) -> bool {
+    match op {
+        BinaryOp::Lt => x < y,
+        BinaryOp::Gt => x > y,
+        BinaryOp::Le => x <= y,
+        BinaryOp::Ge => x >= y,
+        BinaryOp::Eq => x == y,
+        _ => x != y,
+    }
+}
+
+fn wrap_cast(e: &mut Expr, kind: IntKind) {
+    let inner = std::mem::replace(e, Expr::Const(IntKind::Int, 0));
+    *e = Expr::Cast(kind, Box::new(inner));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{generate, GenOptions, Policies};
+    use libafl_bolts::rands::StdRand;
+
+    /// Evaluates an expression as C would, independently of the settling code, and fails on
+    /// any undefined behaviour or inexact floating value.
+    fn eval(e: &Expr, vars: &[Var], values: &[i128]) -> Val {
+        let int = |v: Val| match v.ty {
+            Ty::Int(k) => Value { kind: k, value: v.v },
+            Ty::Float(_) => panic!("a floating operand reached an integer operator"),
+        };
+        match e {
+            Expr::Var(i) => Val {
+                ty: vars[*i].ty,
+                v: values.get(*i).copied().unwrap_or(vars[*i].init),
+            },
+            Expr::Const(k, v) => Val { ty: Ty::Int(*k), v: *v },
+            Expr::Cast(k, a) => {
+                let x = eval(a, vars, values);
+                assert!(k.contains(x.v) || matches!(x.ty, Ty::Int(_)), "cast out of range");
+                Val {
+                    ty: Ty::Int(*k),
+                    v: convert(x.v, *k),
+                }
+            }
+            Expr::Unary(op, a) => {
+                let x = eval(a, vars, values);
+                match x.ty {
+                    Ty::Float(_) => match op {
+                        UnaryOp::Neg => Val { ty: x.ty, v: -x.v },
+                        UnaryOp::Not => Val {
+                            ty: Ty::Int(IntKind::Int),
+                            v: (x.v == 0) as i128,
+                        },
+                        UnaryOp::BitNot => panic!("~ on a floating value"),
+                    },
+                    Ty::Int(_) => {
+                        let r = eval_unary(*op, int(x)).unwrap_or_else(|ub| panic!("{ub} in {e:?}"));
+                        Val {
+                            ty: Ty::Int(r.kind),
+                            v: r.value,
+                        }
+                    }
+                }
+            }
+            Expr::Ternary(c, a, b) => {
+                let c = eval(c, vars, values);
+                let (x, y) = (eval(a, vars, values), eval(b, vars, values));
+                let ty = Ty::common(x.ty, y.ty);
+                let chosen = if c.v != 0 { x } else { y };
+                match ty {
+                    Ty::Int(k) => Val {
+                        ty,
+                        v: convert(chosen.v, k),
+                    },
+                    Ty::Float(f) => {
+                        assert!(chosen.v.abs() <= f.limit() * 4, "inexact ternary");
+                        Val { ty, v: chosen.v }
+                    }
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                let (x, y) = (eval(a, vars, values), eval(b, vars, values));
+                if let (Ty::Int(_), Ty::Int(_)) = (x.ty, y.ty) {
+                    let r = eval_binary(*op, int(x), int(y)).unwrap_or_else(|ub| panic!("{ub} in {e:?}"));
+                    return Val {
+                        ty: Ty::Int(r.kind),
+                        v: r.value,
+                    };
+                }
+                match op {
+                    BinaryOp::LogAnd => return bool_val(x.v != 0 && y.v != 0),
+                    BinaryOp::LogOr => return bool_val(x.v != 0 || y.v != 0),
+                    _ => {}
+                }
+                let ty = Ty::common(x.ty, y.ty);
+                let Ty::Float(f) = ty else { unreachable!() };
+                // Every operand and result of floating arithmetic and comparison is an exact
+                // integer.
+                let exact = f.limit() * 4;
+                assert!(x.v.abs() <= exact && y.v.abs() <= exact, "inexact operand in {e:?}");
+                let v = match op {
+                    BinaryOp::Add => x.v + y.v,
+                    BinaryOp::Sub => x.v - y.v,
+                    BinaryOp::Mul => x.v * y.v,
+                    BinaryOp::Div => {
+                        assert!(y.v != 0 && x.v % y.v == 0, "inexact division in {e:?}");
+                        x.v / y.v
+                    }
+                    cmp if is_comparison(*cmp) => return bool_val(compare(*cmp, x.v, y.v)),
+                    other => panic!("{other:?} on a floating operand"),
+                };
+                assert!(v.abs() <= exact, "inexact result in {e:?}");
+                Val { ty, v }
+            }
+        }
+    }
+
+    fn bool_val(truth: bool) -> Val {
+        Val {
+            ty: Ty::Int(IntKind::Int),
+            v: truth as i128,
+        }
+    }
+
+    #[test]
+    fn settled_programs_are_free_of_undefined_behaviour_and_their_values_exact() {
+        let mut rand = StdRand::with_seed(2026);
+        let mut checked = 0;
+        for n in 0..600 {
+            let options = GenOptions {
+                min_operators: 1,
+                max_operators: 1500,
+                policies: if n % 2 == 0 { Policies::ALL } else { Policies::NONE },
+                float: n % 3 == 0,
+            };
+            let program = generate(options, &mut rand);
+            let mut values: Vec<i128> = program.vars.iter().map(|v| v.init).collect();
+            for assignment in &program.assignments {
+                let value = eval(&assignment.expr, &program.vars, &values);
+                let expected = match program.vars[assignment.target].ty {
+                    Ty::Int(k) => convert(value.v, k),
+                    Ty::Float(_) => value.v,
+                };
+                assert_eq!(expected, assignment.expected);
+                values[assignment.target] = expected;
+                checked += 1;
+            }
+        }
+        assert!(checked > 1000, "{checked} expressions");
+    }
+
+    #[test]
+    fn flipping_and_insertion_follow_table_1() {
+        let mut rand = StdRand::with_seed(1);
+        let int = |k: IntKind, v: i128, name: &str| Var {
+            name: name.into(),
+            ty: Ty::Int(k),
+            init: v,
+            global: false,
+            is_const: false,
+            is_volatile: false,
+            is_static: false,
+        };
+        let program_of = |vars: Vec<Var>, expr: Expr| OrangeProgram {
+            assignments: vec![Assignment {
+                target: vars.len() - 1,
+                expr,
+                expected: 0,
+            }],
+            vars,
+            inserted: 0,
+            flipped: 0,
+        };
+        let var = |i| Box::new(Expr::Var(i));
+        // INT_MAX + 1 overflows: the addition becomes a subtraction, nothing is inserted.
+        let mut p = program_of(
+            vec![
+                int(IntKind::Int, i32::MAX as i128, "a"),
+                int(IntKind::Int, 1, "b"),
+                int(IntKind::Int, 0, "t"),
+            ],
+            Expr::Binary(BinaryOp::Add, var(0), var(1)),
+        );
+        p.settle(&mut rand);
+        assert_eq!(p.assignments[0].expr, Expr::Binary(BinaryOp::Sub, var(0), var(1)));
+        assert_eq!(
+            (p.flipped, p.inserted, p.assignments[0].expected),
+            (1, 0, i32::MAX as i128 - 1)
+        );
+        // a / (b < c) with b >= c: the comparison is flipped, the divisor becomes 1.
+        let mut p = program_of(
+            vec![
+                int(IntKind::Int, 7, "a"),
+                int(IntKind::Int, 5, "b"),
+                int(IntKind::Int, 2, "c"),
+                int(IntKind::Int, 0, "t"),
+            ],
+            Expr::Binary(
+                BinaryOp::Div,
+                var(0),
+                Box::new(Expr::Binary(BinaryOp::Lt, var(1), var(2))),
+            ),
+        );
+        p.settle(&mut rand);
+        assert_eq!((p.flipped, p.inserted, p.assignments[0].expected), (1, 0, 7));
+        // a / b with b == 0: an addition is inserted on the divisor.
+        let mut p = program_of(
+            vec![
+                int(IntKind::Int, 7, "a"),
+                int(IntKind::Int, 0, "b"),
+                int(IntKind::Int, 0, "t"),
+            ],
+            Expr::Binary(BinaryOp::Div, var(0), var(1)),
+        );
+        p.settle(&mut rand);
+        assert_eq!((p.flipped, p.inserted), (0, 1));
+        assert!(
+            matches!(&p.assignments[0].expr, Expr::Binary(BinaryOp::Div, _, d) if matches!(**d, Expr::Binary(BinaryOp::Add, ..)))
+        );
+        // a << b with b too large: the shift amount gets an inserted addition.
+        let mut p = program_of(
+            vec![
+                int(IntKind::Int, 1, "a"),
+                int(IntKind::Int, 40, "b"),
+                int(IntKind::Int, 0, "t"),
+            ],
+            Expr::Binary(BinaryOp::Shl, var(0), var(1)),
+        );
+        p.settle(&mut rand);
+        assert!(p.inserted >= 1 && p.flipped == 0);
+    }
+}
