@@ -12,7 +12,13 @@ fn fold(checksum: u64, value: i128) -> u64 {
 impl OrangeProgram {
     /// What the program prints when every check passes.
     pub fn expected_output(&self) -> String {
-        let checksum = self.assignments.iter().fold(0u64, |c, a| fold(c, a.expected));
+        let checksum = self.assignments.iter().fold(0u64, |c, a| {
+            let term = match self.vars[a.target].ty {
+                Ty::Int(_) => a.expected,
+                Ty::Float(_) => a.expected.abs(),
+            };
+            fold(c, term)
+        });
         format!("checksum {checksum:016x}\n")
     }
 
@@ -58,8 +64,8 @@ impl OrangeProgram {
             let var = &self.vars[assignment.target];
             let value = match var.ty {
                 Ty::Int(_) => var.name.clone(),
-                // Exact integers: the cast is exact too.
-                Ty::Float(_) => format!("(long long){}", var.name),
+                // Exact integers, possibly beyond long long: the magnitude converts exactly.
+                Ty::Float(_) => format!("({0} < 0 ? -{0} : {0})", var.name),
             };
             out.push_str(&format!(
                 "  if ({} != {}) {{ printf(\"NG {}\\n\"); failures++; }}\n  checksum = checksum * 31 + (unsigned long long){value};\n",
