@@ -748,8 +748,8 @@ mod tests {
             let options = GenOptions {
                 min_operators: 1,
                 max_operators: 1500,
-                policies: if n % 2 == 0 { Policies::ALL } else { Policies::NONE },
-                float: n % 3 == 0,
+                policies: if n.is_multiple_of(2) { Policies::ALL } else { Policies::NONE },
+                float: n.is_multiple_of(3),
             };
             let program = generate(options, &mut rand);
             let mut values: Vec<i128> = program.vars.iter().map(|v| v.init).collect();

@@ -40,8 +40,8 @@ fn generated_programs_print_their_expected_values_under_every_compiler() {
                         let options = GenOptions {
                             min_operators: 1,
                             max_operators,
-                            policies: if n % 2 == 0 { Policies::ALL } else { Policies::NONE },
-                            float: n % 3 == 0,
+                            policies: if n.is_multiple_of(2) { Policies::ALL } else { Policies::NONE },
+                            float: n.is_multiple_of(3),
                         };
                         let program = generate(options, &mut StdRand::with_seed(n as u64));
                         operators.fetch_add(program.size(), Ordering::Relaxed);
