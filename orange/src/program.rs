@@ -744,7 +744,7 @@ mod tests {
     fn settled_programs_are_free_of_undefined_behaviour_and_their_values_exact() {
         let mut rand = StdRand::with_seed(2026);
         let mut checked = 0;
-        for n in 0..600 {
+        for n in 0..600u32 {
             let options = GenOptions {
                 min_operators: 1,
                 max_operators: 1500,
