@@ -22,6 +22,7 @@ use ccfuzz_mutators::seed::SeedStore;
 use ccfuzz_observers::counters::CounterSource;
 use ccfuzz_observers::coverage::{covered, map_size_for, AflMap};
 use ccfuzz_observers::gcov::{gcov_env, take_gcov};
+use ccfuzz_orange::{GenOptions, Policies};
 use libafl_bolts::rands::StdRand;
 use nix::sys::resource::UsageWho;
 use std::path::{Path, PathBuf};
@@ -434,6 +435,50 @@ fn campaign(options: &BenchOptions, config_file: &Path, cores: &str) -> Result<f
     Ok(rate)
 }
 
+/// Orange generation speed, next to the time gcc takes to compile the same programs.
+fn orange_speed(options: &BenchOptions) -> Result<()> {
+    let mut rand = StdRand::with_seed(5);
+    let generation = GenOptions {
+        min_operators: 1,
+        max_operators: 10_000,
+        policies: Policies::ALL,
+        float: false,
+    };
+    let start = Instant::now();
+    let programs: Vec<_> = (0..300)
+        .map(|_| ccfuzz_orange::generate(generation, &mut rand))
+        .collect();
+    let generating = start.elapsed().as_secs_f64();
+    let operators: usize = programs.iter().map(|p| p.size()).sum();
+    let dir = options.out.join("orange");
+    std::fs::create_dir_all(&dir)?;
+    let config = CompilerConfig::new("gcc -O2");
+    let compiled = &programs[..20];
+    let start = Instant::now();
+    for program in compiled {
+        let source = dir.join("orange.c");
+        std::fs::write(&source, program.to_c())?;
+        compile_with(
+            &config,
+            &source,
+            &dir.join("orange"),
+            &Additions::default(),
+            Duration::from_secs(300),
+        )?;
+    }
+    let compiling = start.elapsed().as_secs_f64();
+    let compiled_operators: usize = compiled.iter().map(|p| p.size()).sum();
+    println!(
+        "Orange generation: {:.0} programs/s, {:.0} operators/s ({} programs, {operators} operators); gcc -O2 compiles the first 20 at {:.0} operators/s ({:.0} ms/program)",
+        programs.len() as f64 / generating,
+        operators as f64 / generating,
+        programs.len(),
+        compiled_operators as f64 / compiling,
+        1e3 * compiling / compiled.len() as f64
+    );
+    Ok(())
+}
+
 pub fn run_bench(options: BenchOptions) -> Result<()> {
     std::fs::create_dir_all(&options.out)?;
     let config_file = match &options.config_path {
@@ -447,6 +492,7 @@ pub fn run_bench(options: BenchOptions) -> Result<()> {
     println!("configurations under test: {}", options.config.configurations.len());
     observer_overheads(&options)?;
     variant_time(&options)?;
+    orange_speed(&options)?;
     let one = campaign(&options, &config_file, "0")?;
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     if cpus >= 2 {

@@ -748,7 +748,11 @@ mod tests {
             let options = GenOptions {
                 min_operators: 1,
                 max_operators: 1500,
-                policies: if n.is_multiple_of(2) { Policies::ALL } else { Policies::NONE },
+                policies: if n.is_multiple_of(2) {
+                    Policies::ALL
+                } else {
+                    Policies::NONE
+                },
                 float: n.is_multiple_of(3),
             };
             let program = generate(options, &mut rand);

@@ -40,7 +40,11 @@ fn generated_programs_print_their_expected_values_under_every_compiler() {
                         let options = GenOptions {
                             min_operators: 1,
                             max_operators,
-                            policies: if n.is_multiple_of(2) { Policies::ALL } else { Policies::NONE },
+                            policies: if n.is_multiple_of(2) {
+                                Policies::ALL
+                            } else {
+                                Policies::NONE
+                            },
                             float: n.is_multiple_of(3),
                         };
                         let program = generate(options, &mut StdRand::with_seed(n as u64));
