@@ -45,10 +45,16 @@ enum Command {
         /// Campaign configuration (TOML, see `ccfuzz config`); default: this machine's compilers.
         #[arg(long)]
         config: Option<PathBuf>,
-        /// Take seeds from this directory of C files instead of generating them with csmith.
+        /// Take seeds from this directory of C files instead of generating them.
         #[arg(long)]
         seeds: Option<PathBuf>,
-        /// With csmith seeds: a new seed after this many variants (per core).
+        /// What generates seeds when there is no --seeds directory.
+        #[arg(long, value_enum, default_value = "csmith")]
+        generator: SeedGeneratorName,
+        /// Operators per Orange seed are drawn log-uniformly from 1 to this.
+        #[arg(long, default_value_t = 3000)]
+        orange_max_operators: usize,
+        /// With generated seeds: a new seed after this many variants (per core).
         #[arg(long, default_value_t = 25)]
         variants_per_seed: u64,
         /// Cores to run on: `all`, `0`, `0-3`, `0,2`.
@@ -135,6 +141,14 @@ enum Command {
         #[arg(long, default_value = "build")]
         build: PathBuf,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SeedGeneratorName {
+    /// csmith programs.
+    Csmith,
+    /// Orange programs with YARPGen's policies (new ones, or mutations of the previous one).
+    Orange,
 }
 
 #[derive(Subcommand)]
@@ -378,11 +392,20 @@ fn main() -> Result<()> {
             seconds,
             iterations,
             mcmc,
+            generator,
+            orange_max_operators,
         } => {
             let config = load_config(config.as_deref())?;
-            let seeds = match seeds {
-                Some(dir) => SeedSource::Directory(dir),
-                None => SeedSource::Csmith { variants_per_seed },
+            let seeds = match (seeds, generator) {
+                (Some(dir), _) => SeedSource::Directory(dir),
+                (None, SeedGeneratorName::Csmith) => SeedSource::Csmith { variants_per_seed },
+                (None, SeedGeneratorName::Orange) => SeedSource::Orange {
+                    variants_per_seed,
+                    options: GenOptions {
+                        max_operators: orange_max_operators,
+                        ..GenOptions::default()
+                    },
+                },
             };
             run_campaign(CampaignOptions {
                 out,

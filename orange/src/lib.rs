@@ -13,5 +13,5 @@ pub mod program;
 pub mod render;
 
 pub use generate::{generate, GenOptions, Policies};
-pub use mutators::{orange_mutators, OrangeGenerator};
+pub use mutators::{Change, OrangeGenerator, OrangeMutator};
 pub use program::OrangeProgram;

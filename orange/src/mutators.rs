@@ -12,7 +12,6 @@ use libafl::mutators::{MutationResult, Mutator};
 use libafl::state::HasRand;
 use libafl::Error;
 use libafl_bolts::rands::Rand;
-use libafl_bolts::tuples::{tuple_list, tuple_list_type};
 use libafl_bolts::Named;
 use std::borrow::Cow;
 use std::hash::{Hash, Hasher};
@@ -49,6 +48,15 @@ pub enum Change {
     AddOrRemove,
 }
 
+impl Change {
+    pub const ALL: [Change; 4] = [
+        Change::Regrow,
+        Change::Operator,
+        Change::TypeOrConstant,
+        Change::AddOrRemove,
+    ];
+}
+
 pub struct OrangeMutator {
     change: Change,
     options: GenOptions,
@@ -63,18 +71,6 @@ impl OrangeMutator {
             name: Cow::Owned(format!("orange-{change:?}").to_lowercase()),
         }
     }
-}
-
-/// The four mutators, for a scheduled mutator.
-pub fn orange_mutators(
-    options: GenOptions,
-) -> tuple_list_type!(OrangeMutator, OrangeMutator, OrangeMutator, OrangeMutator) {
-    tuple_list!(
-        OrangeMutator::new(Change::Regrow, options),
-        OrangeMutator::new(Change::Operator, options),
-        OrangeMutator::new(Change::TypeOrConstant, options),
-        OrangeMutator::new(Change::AddOrRemove, options)
-    )
 }
 
 impl Named for OrangeMutator {
