@@ -200,3 +200,35 @@ impl<S: HasRand> Mutator<OrangeProgram, S> for OrangeMutator {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::Policies;
+    use crate::program::tests::assert_exact;
+    use libafl::state::NopState;
+
+    #[test]
+    fn every_mutator_changes_programs_and_keeps_their_values_exact() {
+        let mut state: NopState<OrangeProgram> = NopState::new();
+        let options = GenOptions {
+            min_operators: 20,
+            max_operators: 300,
+            policies: Policies::ALL,
+            float: true,
+        };
+        for change in Change::ALL {
+            let mut mutator = OrangeMutator::new(change, options);
+            let mut changed = 0;
+            for _ in 0..60 {
+                let mut program = generate(options, state.rand_mut());
+                let before = program.clone();
+                if mutator.mutate(&mut state, &mut program).unwrap() == MutationResult::Mutated {
+                    changed += usize::from(program != before);
+                    assert_exact(&program);
+                }
+            }
+            assert!(changed > 30, "{change:?} changed only {changed} of 60 programs");
+        }
+    }
+}

@@ -634,7 +634,7 @@ fn wrap_cast(e: &mut Expr, kind: IntKind) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::generate::{generate, GenOptions, Policies};
     use libafl_bolts::rands::StdRand;
@@ -733,6 +733,20 @@ mod tests {
         }
     }
 
+    /// Evaluates the program independently and checks every expected value.
+    pub(crate) fn assert_exact(program: &OrangeProgram) {
+        let mut values: Vec<i128> = program.vars.iter().map(|v| v.init).collect();
+        for assignment in &program.assignments {
+            let value = eval(&assignment.expr, &program.vars, &values);
+            let expected = match program.vars[assignment.target].ty {
+                Ty::Int(k) => convert(value.v, k),
+                Ty::Float(_) => value.v,
+            };
+            assert_eq!(expected, assignment.expected);
+            values[assignment.target] = expected;
+        }
+    }
+
     fn bool_val(truth: bool) -> Val {
         Val {
             ty: Ty::Int(IntKind::Int),
@@ -756,17 +770,8 @@ mod tests {
                 float: n.is_multiple_of(3),
             };
             let program = generate(options, &mut rand);
-            let mut values: Vec<i128> = program.vars.iter().map(|v| v.init).collect();
-            for assignment in &program.assignments {
-                let value = eval(&assignment.expr, &program.vars, &values);
-                let expected = match program.vars[assignment.target].ty {
-                    Ty::Int(k) => convert(value.v, k),
-                    Ty::Float(_) => value.v,
-                };
-                assert_eq!(expected, assignment.expected);
-                values[assignment.target] = expected;
-                checked += 1;
-            }
+            assert_exact(&program);
+            checked += program.assignments.len();
         }
         assert!(checked > 1000, "{checked} expressions");
     }
