@@ -163,9 +163,11 @@ enum GeneratorCommand {
         /// Random seed of the generator.
         #[arg(long, default_value_t = 0)]
         seed: u64,
-        /// Operators per program are drawn log-uniformly from 1 to this.
+        /// Operators per program are drawn log-uniformly from --min-operators to this.
         #[arg(long, default_value_t = 10_000)]
         max_operators: usize,
+        #[arg(long, default_value_t = 1)]
+        min_operators: usize,
         /// Turn off every generation policy (plain Orange3).
         #[arg(long)]
         no_policies: bool,
@@ -477,12 +479,13 @@ fn main() -> Result<()> {
                     out,
                     seed,
                     max_operators,
+                    min_operators,
                     no_policies,
                     float,
                 },
         } => {
             let options = GenOptions {
-                min_operators: 1,
+                min_operators,
                 max_operators,
                 policies: if no_policies { Policies::NONE } else { Policies::ALL },
                 float,
