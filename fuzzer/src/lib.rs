@@ -10,3 +10,4 @@ pub mod manager;
 pub mod objective;
 pub mod runner;
 pub mod seeds;
+pub mod triage;

@@ -104,6 +104,24 @@ enum Command {
         config: Option<PathBuf>,
         files: Vec<PathBuf>,
     },
+    /// Triage a campaign's findings: minimize, reduce without UB, fingerprint, merge into bugs
+    /// (reports in OUT/triage/bugs) and print them, most findings first.
+    Triage {
+        /// The campaign directory (its findings/ and seeds/).
+        out: PathBuf,
+        /// The campaign configuration (reference, UB checks, timeouts).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// `cvise`, `creduce` or `none` (edit-list minimization only); default: the first installed.
+        #[arg(long)]
+        reducer: Option<String>,
+        /// Processes the reducer may use.
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        /// Runs of each finding; one that shows on some runs only is flaky.
+        #[arg(long, default_value_t = 3)]
+        runs: u32,
+    },
     /// Print the default configuration for this machine (edit it and pass it with --config).
     Config,
     /// Measure the fuzzer: variant making time, CPU share, executions per second on 1 and 2 cores.
@@ -296,6 +314,13 @@ fn main() -> Result<()> {
             Ok(())
         }
         Command::Replay { out, config, files } => replay(&out, &load_config(config.as_deref())?, &files),
+        Command::Triage {
+            out,
+            config,
+            reducer,
+            jobs,
+            runs,
+        } => ccfuzz::triage::run_triage(&out, &load_config(config.as_deref())?, reducer.as_deref(), jobs, runs),
         Command::Config => {
             print!("{}", Config::detect().to_toml());
             Ok(())

@@ -1,0 +1,72 @@
+//! `ccfuzz triage OUT`: the campaign's findings triaged into bugs (the `ccfuzz-triage` crate
+//! does the work), summarized and printed as a table sorted by findings per bug.
+
+use crate::config::Config;
+use anyhow::{bail, Result};
+use ccfuzz_triage::check::Guard;
+use ccfuzz_triage::pipeline::{triage_campaign, Options, Verdict};
+use ccfuzz_triage::reduce::available_reducer;
+use ccfuzz_triage::report::table;
+use std::path::Path;
+
+/// The UB guard of a campaign configuration: its reference gives the expected output, its
+/// UB-check configurations must agree, and the clang among them gives the clang warnings.
+pub fn guard_of(config: &Config) -> Guard {
+    let agree: Vec<String> = config.ub_check.iter().map(|c| c.name().to_string()).collect();
+    let clang = agree
+        .iter()
+        .filter_map(|line| line.split_whitespace().next())
+        .find(|compiler| compiler.contains("clang"))
+        .unwrap_or("clang")
+        .to_string();
+    Guard {
+        reference: config.reference.name().to_string(),
+        agree,
+        clang,
+        compile_timeout: config.compile_timeout.ceil() as u64,
+        run_timeout: config.run_timeout.ceil() as u64,
+    }
+}
+
+/// Which reducer: the one named (`none` for no text reduction), else the first installed.
+pub fn choose_reducer(name: Option<&str>) -> Result<Option<String>> {
+    Ok(match name {
+        Some("none") => None,
+        Some(name) => Some(name.to_string()),
+        None => match available_reducer() {
+            Some(found) => Some(found.to_string()),
+            None => bail!("neither cvise nor creduce is installed (`make deps`), or pass --reducer none"),
+        },
+    })
+}
+
+pub fn run_triage(out: &Path, config: &Config, reducer: Option<&str>, jobs: usize, runs: u32) -> Result<()> {
+    let options = Options {
+        guard: guard_of(config),
+        reducer: choose_reducer(reducer)?,
+        jobs,
+        runs: runs.max(1),
+    };
+    let (results, bugs) = triage_campaign(out, &options)?;
+    let count = |wanted: fn(&Verdict) -> bool| results.iter().filter(|r| wanted(&r.verdict)).count();
+    println!(
+        "{} raw findings: {} reduced, {} flaky, {} rejected by the UB guard, {} not reproduced",
+        results.len(),
+        count(|v| *v == Verdict::Reduced),
+        count(|v| matches!(v, Verdict::Flaky { .. })),
+        count(|v| *v == Verdict::RejectedByGuard),
+        count(|v| *v == Verdict::NotReproduced),
+    );
+    let mut lines: Vec<usize> = bugs.iter().filter(|b| !b.flaky).map(|b| b.lines).collect();
+    lines.sort_unstable();
+    println!(
+        "{} distinct bugs in {}; reduced test lines: {:?} ({} of {} at most 40)",
+        bugs.len(),
+        out.join("triage").join("bugs").display(),
+        lines,
+        lines.iter().filter(|&&l| l <= 40).count(),
+        lines.len(),
+    );
+    print!("{}", table(&bugs));
+    Ok(())
+}
