@@ -121,6 +121,10 @@ enum Command {
         /// Runs of each finding; one that shows on some runs only is flaky.
         #[arg(long, default_value_t = 3)]
         runs: u32,
+        /// Keep going: triage new findings every this many seconds (what a campaign with
+        /// `background_triage = true` runs).
+        #[arg(long)]
+        watch: Option<u64>,
     },
     /// Print the default configuration for this machine (edit it and pass it with --config).
     Config,
@@ -320,7 +324,13 @@ fn main() -> Result<()> {
             reducer,
             jobs,
             runs,
-        } => ccfuzz::triage::run_triage(&out, &load_config(config.as_deref())?, reducer.as_deref(), jobs, runs),
+            watch,
+        } => {
+            // A campaign directory records its configuration.
+            let config = config.or_else(|| Some(out.join("configuration.toml")).filter(|p| p.is_file()));
+            let config = load_config(config.as_deref())?;
+            ccfuzz::triage::run_triage(&out, &config, reducer.as_deref(), jobs, runs, watch)
+        }
         Command::Config => {
             print!("{}", Config::detect().to_toml());
             Ok(())

@@ -2,7 +2,7 @@
 //! does the work), summarized and printed as a table sorted by findings per bug.
 
 use crate::config::Config;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use ccfuzz_triage::check::Guard;
 use ccfuzz_triage::pipeline::{triage_campaign, Options, Verdict};
 use ccfuzz_triage::reduce::available_reducer;
@@ -40,14 +40,33 @@ pub fn choose_reducer(name: Option<&str>) -> Result<Option<String>> {
     })
 }
 
-pub fn run_triage(out: &Path, config: &Config, reducer: Option<&str>, jobs: usize, runs: u32) -> Result<()> {
+/// Triages the campaign in `out` once, or, with `watch`, again every `watch` seconds (for
+/// findings that arrived meanwhile) until killed.
+pub fn run_triage(
+    out: &Path,
+    config: &Config,
+    reducer: Option<&str>,
+    jobs: usize,
+    runs: u32,
+    watch: Option<u64>,
+) -> Result<()> {
     let options = Options {
         guard: guard_of(config),
         reducer: choose_reducer(reducer)?,
         jobs,
         runs: runs.max(1),
     };
-    let (results, bugs) = triage_campaign(out, &options)?;
+    loop {
+        triage_once(out, &options)?;
+        match watch {
+            Some(seconds) => std::thread::sleep(std::time::Duration::from_secs(seconds)),
+            None => return Ok(()),
+        }
+    }
+}
+
+fn triage_once(out: &Path, options: &Options) -> Result<()> {
+    let (results, bugs) = triage_campaign(out, options)?;
     let count = |wanted: fn(&Verdict) -> bool| results.iter().filter(|r| wanted(&r.verdict)).count();
     println!(
         "{} raw findings: {} reduced, {} flaky, {} rejected by the UB guard, {} not reproduced",
@@ -69,4 +88,53 @@ pub fn run_triage(out: &Path, config: &Config, reducer: Option<&str>, jobs: usiz
     );
     print!("{}", table(&bugs));
     Ok(())
+}
+
+/// `ccfuzz triage OUT --watch` started by a campaign: its own process group at the lowest
+/// priority, so reductions take only idle CPU and stop with the campaign.
+pub struct BackgroundTriage {
+    child: std::process::Child,
+    /// The campaign process that started it; forked clients must not stop it.
+    owner: u32,
+}
+
+impl BackgroundTriage {
+    pub fn start(out: &Path) -> Result<Self> {
+        use std::os::unix::process::CommandExt;
+        let exe = std::env::current_exe().context("cannot find the ccfuzz binary")?;
+        let log = std::fs::File::create(out.join("triage.log")).context("cannot create triage.log")?;
+        let child = std::process::Command::new("nice")
+            .args(["-n", "19"])
+            .arg(exe)
+            .arg("triage")
+            .arg(out)
+            .arg("--config")
+            .arg(out.join("configuration.toml"))
+            .args(["--watch", "60"])
+            .stdin(std::process::Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .process_group(0)
+            .spawn()
+            .context("cannot start background triage")?;
+        log::info!(
+            "background triage started (pid {}), log in {}",
+            child.id(),
+            out.join("triage.log").display()
+        );
+        Ok(BackgroundTriage {
+            child,
+            owner: std::process::id(),
+        })
+    }
+
+    /// Stops the triage process and the reducers it started (its process group).
+    pub fn stop(mut self) {
+        if std::process::id() != self.owner {
+            return;
+        }
+        let group = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
 }

@@ -298,8 +298,15 @@ impl Check {
 
 /// Runs an interestingness script on `file`: true when the file shows the symptom.
 pub fn run_script(script: &Path, file: &Path, options: &RunOptions) -> Result<bool> {
+    // The script runs in the file's directory: relative paths would not resolve there.
+    let script = script
+        .canonicalize()
+        .with_context(|| format!("no script {}", script.display()))?;
+    let file = file
+        .canonicalize()
+        .with_context(|| format!("no file {}", file.display()))?;
     let mut command = Command::new("sh");
-    command.arg(script).arg(file);
+    command.arg(&script).arg(&file);
     if let Some(dir) = file.parent() {
         command.current_dir(dir);
     }

@@ -26,6 +26,10 @@ pub fn available_reducer() -> Option<&'static str> {
 /// processes. `timeout` bounds one run of the script (a reduction step that makes the program
 /// loop forever must not stall the reduction).
 pub fn reduce(reducer: &str, script: &Path, file: &Path, jobs: usize, timeout: Duration) -> Result<()> {
+    // The reducer runs the script in copies of the file's directory: the path must be absolute.
+    let script = script
+        .canonicalize()
+        .with_context(|| format!("no script {}", script.display()))?;
     let dir = file.parent().context("the file to reduce has no directory")?;
     if !REDUCERS.contains(&reducer) {
         bail!("unknown reducer {reducer}");
@@ -39,7 +43,7 @@ pub fn reduce(reducer: &str, script: &Path, file: &Path, jobs: usize, timeout: D
     let log = dir.join(format!("{reducer}.log"));
     let log_file = fs::File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
     let status = command
-        .arg(script)
+        .arg(&script)
         .arg(file.file_name().context("the file to reduce has no name")?)
         .stdin(Stdio::null())
         .stdout(log_file.try_clone()?)
