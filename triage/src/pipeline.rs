@@ -227,3 +227,63 @@ pub fn triage_campaign(out: &Path, options: &Options) -> Result<(Vec<Triaged>, V
     let bugs = write_reports(&out.join("triage").join("bugs"), &results)?;
     Ok((results, bugs))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccfuzz_mutators::edit::Edit;
+    use ccfuzz_mutators::model::Program;
+    use std::collections::BTreeMap;
+    use std::process::Command;
+
+    /// Compiles and runs a program with gcc; its output.
+    fn output_of(text: &str, dir: &Path) -> String {
+        let source = dir.join("p.c");
+        fs::write(&source, text).unwrap();
+        let binary = dir.join("p");
+        let status = Command::new("gcc")
+            .args(["-O0", "-w"])
+            .arg(&source)
+            .arg("-o")
+            .arg(&binary)
+            .status()
+            .unwrap();
+        assert!(status.success(), "gcc rejects:\n{text}");
+        String::from_utf8(Command::new(&binary).output().unwrap().stdout).unwrap()
+    }
+
+    #[test]
+    fn ddmin_keeps_the_two_edits_that_together_change_the_output() {
+        let text = "int printf(const char *, ...);\nint main(void) {\n  int x = 0, y = 0;\n  y++;\n  y++;\n  y++;\n  printf(\"%d %d\\n\", x, y > 0);\n  return 0;\n}\n";
+        let program = Program::parse_parts(text, "", 0, &BTreeMap::new()).unwrap();
+        let body = program.statement(program.roots[0]);
+        let [inc1, inc2, inc3, print, _] = body.children[..] else {
+            panic!("unexpected statements {:?}", body.children)
+        };
+        let insert = |stmt, code: &str| Edit::InsertBefore {
+            stmt,
+            code: code.into(),
+        };
+        // Only `x = 7` followed by `x *= 3` makes it print 21; the other edits are noise, and
+        // deleting all increments would change the second number.
+        let edits = vec![
+            insert(inc1, "x = 7;"),
+            Edit::Delete { stmt: inc1 },
+            insert(inc2, "y += 2;"),
+            Edit::Delete { stmt: inc2 },
+            insert(inc3, "x = x;"),
+            insert(print, "x *= 3;"),
+            Edit::Delete { stmt: inc3 },
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(output_of(&apply_edits(&program, &edits), dir.path()), "21 1\n");
+        let mut tests = 0;
+        let minimal = ddmin(&edits, |subset| {
+            tests += 1;
+            Ok(output_of(&apply_edits(&program, subset), dir.path()) == "21 1\n")
+        })
+        .unwrap();
+        assert_eq!(minimal, vec![insert(inc1, "x = 7;"), insert(print, "x *= 3;")]);
+        assert!(tests < 30, "{tests} compilations");
+    }
+}
