@@ -13,10 +13,16 @@ use std::process::Command;
 /// Cuts a crash message where what varies between programs begins: digits (positions, line
 /// numbers, addresses), quotes and `@` (names of the program's own functions).
 pub fn stable_prefix(text: &str) -> &str {
-    let cut = text
-        .find(|c: char| c.is_ascii_digit() || c == '\'' || c == '@' || c == '`' || c == '‘')
-        .unwrap_or(text.len());
-    text[..cut].trim_end()
+    let mut previous = ' ';
+    for (at, c) in text.char_indices() {
+        // A digit inside a name (`expand_expr_real_1`) is part of it.
+        let number = c.is_ascii_digit() && !(previous.is_ascii_alphanumeric() || previous == '_');
+        if number || matches!(c, '\'' | '@' | '`' | '‘') {
+            return text[..at].trim_end();
+        }
+        previous = c;
+    }
+    text.trim_end()
 }
 
 /// Drops a leading `file:line:col: ` position.
@@ -99,7 +105,7 @@ pub fn fingerprint(check: &Check, script: &Path, file: &Path, scratch: &Path) ->
         }
         Symptom::Mismatch(misbehaviour) => {
             let kept = observe(script, file, scratch, &[])?;
-            Ok(format!("{}: {}", misbehaviour.describe(), output_difference(&kept)))
+            Ok(format!("{}: {}", misbehaviour.describe(), run_difference(&kept)))
         }
     }
 }
@@ -110,6 +116,7 @@ struct Kept {
     actual: String,
     stderr: String,
     status: i32,
+    expected_status: i32,
 }
 
 fn observe(script: &Path, file: &Path, scratch: &Path, extra: &[String]) -> Result<Kept> {
@@ -134,20 +141,54 @@ fn observe(script: &Path, file: &Path, scratch: &Path, extra: &[String]) -> Resu
         actual: read("bad.out"),
         stderr: read("bad.err"),
         status: read("bad.status").trim().parse().unwrap_or(-1),
+        expected_status: read("ref.status").trim().parse().unwrap_or(-1),
     })
 }
 
-/// The first differing output line, expected against actual.
-fn output_difference(kept: &Kept) -> String {
+/// What the miscompiled binary did differently: its exit status, and its first complaint on
+/// stderr (a runtime check such as tcc's bounds checker names the bug there) or else its first
+/// differing output line. Numbers and addresses are normalized, program positions dropped.
+fn run_difference(kept: &Kept) -> String {
+    let status = if kept.status == kept.expected_status {
+        String::new()
+    } else {
+        format!("exit status {} (expected {}), ", kept.status, kept.expected_status)
+    };
+    let complaint = kept.stderr.lines().find_map(|l| {
+        ["BCHECK", "ERROR", "error"]
+            .iter()
+            .filter_map(|keyword| l.find(keyword))
+            .min()
+            .map(|at| &l[at..])
+    });
+    if let Some(line) = complaint {
+        return format!("{status}stderr: {}", normalize_numbers(line.trim()));
+    }
     let (expected, actual): (Vec<&str>, Vec<&str>) = (kept.expected.lines().collect(), kept.actual.lines().collect());
     let at = expected.iter().zip(&actual).take_while(|(e, a)| e == a).count();
     let line = |lines: &[&str]| lines.get(at).map_or("<no line>".to_string(), |l| format!("{l:?}"));
     format!(
-        "prints {} instead of {} (line {})",
+        "{status}prints {} instead of {} (line {})",
         line(&actual),
         line(&expected),
         at + 1
     )
+}
+
+/// Replaces runs of digits (and hex addresses) by `N`.
+fn normalize_numbers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_number = false;
+    for c in text.chars() {
+        let digit = c.is_ascii_digit() || (in_number && (c.is_ascii_hexdigit() || c == 'x'));
+        if digit && !in_number {
+            out.push('N');
+        } else if !digit {
+            out.push(c);
+        }
+        in_number = digit;
+    }
+    out
 }
 
 /// The smallest `k` in `0..=n` with `shows(k)`, given `shows(n)`; binary search assumes the
@@ -261,6 +302,26 @@ mod tests {
         let clang = "Stack dump:\n2.\tRunning pass 'Loop Strength Reduction' on loop at depth 1 in function '@g'\n";
         assert_eq!(crash_signature(clang, 139), "running pass Loop Strength Reduction");
         assert_eq!(crash_signature("", 139), "killed by signal 11");
+    }
+
+    #[test]
+    fn run_differences_prefer_the_binary_complaint_and_normalize_it() {
+        let kept = |stderr: &str, actual: &str| Kept {
+            expected: "a\nb\n".into(),
+            actual: actual.into(),
+            stderr: stderr.into(),
+            status: 255,
+            expected_status: 0,
+        };
+        let bcheck = "0044db05 : at ???: BCHECK: 0x66e450 is outside of the region\nt.c:6: by f\n";
+        assert_eq!(
+            run_difference(&kept(bcheck, "")),
+            "exit status 255 (expected 0), stderr: BCHECK: N is outside of the region"
+        );
+        assert_eq!(
+            run_difference(&kept("", "a\nc\n")),
+            "exit status 255 (expected 0), prints \"c\" instead of \"b\" (line 2)"
+        );
     }
 
     #[test]
