@@ -76,6 +76,16 @@ fn triage_once(out: &Path, options: &Options) -> Result<()> {
         count(|v| *v == Verdict::RejectedByGuard),
         count(|v| *v == Verdict::NotReproduced),
     );
+    for rejected in results.iter().filter(|r| r.verdict == Verdict::RejectedByGuard) {
+        println!(
+            "  {} rejected: {}",
+            rejected.finding,
+            rejected
+                .reason
+                .as_deref()
+                .unwrap_or("the symptom needs the reference to misbehave")
+        );
+    }
     let mut lines: Vec<usize> = bugs.iter().filter(|b| !b.flaky).map(|b| b.lines).collect();
     lines.sort_unstable();
     println!(

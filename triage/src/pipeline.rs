@@ -58,6 +58,9 @@ pub struct Triaged {
     pub lines_before: usize,
     pub lines_after: usize,
     pub fingerprint: Option<String>,
+    /// Why the UB guard rejected the program, for `RejectedByGuard`.
+    #[serde(default)]
+    pub reason: Option<String>,
     /// The program that shows the symptom: reduced for `Reduced` findings, as found otherwise.
     pub test: PathBuf,
     pub seconds: f64,
@@ -114,13 +117,22 @@ pub fn triage_finding(
         lines_before: line_count(&variant),
         lines_after: line_count(&variant),
         fingerprint: None,
+        reason: None,
         test: work.join("start").join("test.c"),
         seconds: 0.0,
     };
     let start = result.test.clone();
     write_file(&start, &variant)?;
     // The first run includes the guard; the re-runs only ask whether the symptom shows.
-    let clean = run_script(&script, &start, &RunOptions::default())?;
+    let first_run = work.join("first-run");
+    let clean = run_script(
+        &script,
+        &start,
+        &RunOptions {
+            keep: Some(first_run.clone()),
+            ..RunOptions::default()
+        },
+    )?;
     let symptom_only = RunOptions {
         without_guard: true,
         ..RunOptions::default()
@@ -137,6 +149,9 @@ pub fn triage_finding(
             runs: options.runs,
         }
     } else if !clean {
+        result.reason = fs::read_to_string(first_run.join("reason.err"))
+            .ok()
+            .map(|r| r.trim().to_string());
         Verdict::RejectedByGuard
     } else {
         Verdict::Reduced
