@@ -225,3 +225,67 @@ pub fn table(bugs: &[Bug]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{Guard, Misbehaviour};
+
+    fn triaged(dir: &Path, name: &str, fingerprint: &str, lines: usize, verdict: Verdict) -> Triaged {
+        let test = dir.join(format!("{name}.c"));
+        fs::write(&test, "int main(void) { return 0; }\n".repeat(lines)).unwrap();
+        Triaged {
+            finding: name.into(),
+            kind: FindingKind::Mismatch,
+            configuration: "tcc".into(),
+            verdict,
+            check: Check {
+                configuration: "tcc".into(),
+                symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
+                guard: Guard {
+                    reference: "gcc -O0".into(),
+                    agree: vec!["clang -O0".into()],
+                    clang: "clang".into(),
+                    compile_timeout: 60,
+                    run_timeout: 10,
+                },
+            },
+            edits_before: 4,
+            edits_after: 1,
+            lines_before: 1500,
+            lines_after: lines,
+            fingerprint: Some(fingerprint.into()),
+            reason: None,
+            test,
+            seconds: 1.0,
+        }
+    }
+
+    #[test]
+    fn findings_with_one_fingerprint_are_one_bug_with_the_smallest_test() {
+        let dir = tempfile::tempdir().unwrap();
+        let results = vec![
+            triaged(dir.path(), "a", "wrong output: X", 30, Verdict::Reduced),
+            triaged(dir.path(), "b", "wrong output: Y", 12, Verdict::Reduced),
+            triaged(dir.path(), "c", "wrong output: X", 9, Verdict::Reduced),
+            triaged(dir.path(), "d", "-", 1500, Verdict::Flaky { shown: 1, runs: 3 }),
+            triaged(dir.path(), "e", "-", 1500, Verdict::RejectedByGuard),
+        ];
+        let bugs = write_reports(&dir.path().join("bugs"), &results).unwrap();
+        let summary: Vec<(usize, &str, usize, bool)> = bugs
+            .iter()
+            .map(|b| (b.findings.len(), b.fingerprint.as_str(), b.lines, b.flaky))
+            .collect();
+        assert_eq!(summary[0], (2, "wrong output: X", 9, false));
+        assert_eq!(bugs[0].findings, vec!["a".to_string(), "c".to_string()]);
+        assert_eq!(summary.len(), 3, "{summary:?}");
+        assert!(summary.iter().any(|s| s.3), "the flaky finding is reported as such");
+        let bug_dir = dir.path().join("bugs").join(&bugs[0].name);
+        assert_eq!(fs::read_to_string(bug_dir.join("test.c")).unwrap().lines().count(), 9);
+        let report = fs::read_to_string(bug_dir.join("report.md")).unwrap();
+        assert!(report.contains("raw findings absorbed: 2"), "{report}");
+        assert!(report.contains("tcc version"), "{report}");
+        let table = table(&bugs);
+        assert!(table.lines().nth(1).unwrap().trim_start().starts_with("2 "), "{table}");
+    }
+}
