@@ -178,7 +178,7 @@ pub struct RunOptions {
     pub extra_flags: Vec<String>,
     /// Skip the UB guard (the program is known to pass it; only flags change).
     pub without_guard: bool,
-    /// Keep the outputs (`ref.out`, `bad.out`, `bad.err`, `*.status`) in this directory.
+    /// Keep the outputs (`ref.out`, `bad.out`, `bad.err`, `bad-cc.err`, `*.status`) here.
     pub keep: Option<PathBuf>,
 }
 
@@ -210,7 +210,7 @@ impl Check {
             Symptom::Mismatch(misbehaviour) => {
                 s += &format!(
                     "# The symptom first: it is the cheap part and rules out most candidates.\n\
-                     timeout -s KILL $ct {tested} -w \"$f\" -o \"$t/bad\" -lm 2> \"$t/bad.err\" || exit 1\n\
+                     timeout -s KILL $ct {tested} -w \"$f\" -o \"$t/bad\" -lm 2> \"$t/bad-cc.err\" || exit 1\n\
                      timeout -s KILL $ct {reference} -w \"$f\" -o \"$t/ref\" -lm 2> \"$t/ref.err\" || exit 1\n\
                      run ref; rs=$(cat \"$t/ref.status\")\n\
                      [ \"$rs\" -lt 128 ] || exit 1\n\

@@ -114,7 +114,10 @@ pub fn fingerprint(check: &Check, script: &Path, file: &Path, scratch: &Path) ->
 struct Kept {
     expected: String,
     actual: String,
+    /// The tested binary's stderr (mismatches) or the compiler's (crashes).
     stderr: String,
+    /// The compiler's stderr, for mismatches.
+    compiler_stderr: String,
     status: i32,
     expected_status: i32,
 }
@@ -140,6 +143,7 @@ fn observe(script: &Path, file: &Path, scratch: &Path, extra: &[String]) -> Resu
         expected: read("ref.out"),
         actual: read("bad.out"),
         stderr: read("bad.err"),
+        compiler_stderr: read("bad-cc.err"),
         status: read("bad.status").trim().parse().unwrap_or(-1),
         expected_status: read("ref.status").trim().parse().unwrap_or(-1),
     })
@@ -208,9 +212,10 @@ fn first_showing(n: usize, mut shows: impl FnMut(usize) -> Result<bool>) -> Resu
 
 fn clang_pass(script: &Path, file: &Path, scratch: &Path, misbehaviour: Misbehaviour) -> Result<String> {
     let limit = |n: usize| vec!["-mllvm".to_string(), format!("-opt-bisect-limit={n}")];
-    let all = observe(script, file, scratch, &limit(usize::MAX >> 1))?;
+    // The limit is an `int` in LLVM, and INT_MAX means "no bisection": nothing is printed.
+    let all = observe(script, file, scratch, &limit(i32::MAX as usize - 1))?;
     let passes: Vec<String> = all
-        .stderr
+        .compiler_stderr
         .lines()
         .filter_map(|l| l.strip_prefix("BISECT: running pass ("))
         .filter_map(|l| l.split_once(") "))
@@ -310,6 +315,7 @@ mod tests {
             expected: "a\nb\n".into(),
             actual: actual.into(),
             stderr: stderr.into(),
+            compiler_stderr: String::new(),
             status: 255,
             expected_status: 0,
         };
@@ -322,6 +328,44 @@ mod tests {
             run_difference(&kept("", "a\nc\n")),
             "exit status 255 (expected 0), prints \"c\" instead of \"b\" (line 2)"
         );
+    }
+
+    /// Reassociating a float sum changes its last digits: not a compiler bug (the flag allows
+    /// it), but a wrong-code symptom caused by known passes, to check the bisection with.
+    fn fast_math_fingerprint(configuration: &str) -> String {
+        use crate::check::{Guard, Misbehaviour};
+        let dir = tempfile::tempdir().unwrap();
+        let check = Check {
+            configuration: configuration.into(),
+            symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
+            guard: Guard {
+                reference: "gcc -O0".into(),
+                agree: vec![],
+                clang: "clang".into(),
+                compile_timeout: 60,
+                run_timeout: 10,
+            },
+        };
+        let script = check.write(dir.path()).unwrap();
+        let file = dir.path().join("test.c");
+        fs::write(
+            &file,
+            "#include <stdio.h>\nfloat a[1000];\nint main(void) {\n  int i;\n  float s = 0;\n  for (i = 0; i < 1000; i++) a[i] = 1.0f / (i + 1);\n  for (i = 0; i < 1000; i++) s += a[i];\n  printf(\"%.9g\\n\", s);\n  return 0;\n}\n",
+        )
+        .unwrap();
+        fingerprint(&check, &script, &file, dir.path()).unwrap()
+    }
+
+    #[test]
+    fn clang_bisection_names_the_pass_that_reassociates() {
+        let fingerprint = fast_math_fingerprint("clang -O2 -ffast-math");
+        assert!(fingerprint.starts_with("wrong output: clang pass "), "{fingerprint}");
+    }
+
+    #[test]
+    fn gcc_bisection_names_the_flag_that_reassociates() {
+        let fingerprint = fast_math_fingerprint("gcc -O2 -ffast-math");
+        assert!(fingerprint.starts_with("wrong output: gcc -f"), "{fingerprint}");
     }
 
     #[test]
