@@ -439,6 +439,56 @@ mod tests {
     }
 
     #[test]
+    fn a_compiler_crash_keeps_its_signal_and_the_guard_still_applies() {
+        // TinyCC 0.9.27 overflows its stack on 20,000 nested parentheses (SIGSEGV); clang's
+        // limit of 256 makes the guard reject such a program all the same.
+        let dir = tempfile::tempdir().unwrap();
+        let check = Check {
+            configuration: "tcc".into(),
+            symptom: Symptom::Crash {
+                signal: Some(11),
+                markers: Vec::new(),
+            },
+            guard: guard(),
+        };
+        let script = check.write(dir.path()).unwrap();
+        let file = dir.path().join("test.c");
+        let depth = 20_000;
+        fs::write(
+            &file,
+            format!(
+                "int main(void) {{ return {}0{}; }}\n",
+                "(".repeat(depth),
+                ")".repeat(depth)
+            ),
+        )
+        .unwrap();
+        let symptom_only = RunOptions {
+            without_guard: true,
+            ..RunOptions::default()
+        };
+        assert!(run_script(&script, &file, &symptom_only).unwrap());
+        let keep = dir.path().join("kept");
+        let guarded = RunOptions {
+            keep: Some(keep.clone()),
+            ..RunOptions::default()
+        };
+        assert!(!run_script(&script, &file, &guarded).unwrap());
+        let reason = fs::read_to_string(keep.join("reason.err")).unwrap();
+        assert!(reason.contains("bracket nesting"), "{reason}");
+        // Another signal is another symptom.
+        let other = Check {
+            symptom: Symptom::Crash {
+                signal: Some(6),
+                markers: Vec::new(),
+            },
+            ..check
+        };
+        let script = other.write(dir.path()).unwrap();
+        assert!(!run_script(&script, &file, &symptom_only).unwrap());
+    }
+
+    #[test]
     fn misbehaviour_is_read_from_the_campaign_description() {
         assert_eq!(
             Misbehaviour::from_description("killed by signal 11"),
