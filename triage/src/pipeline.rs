@@ -203,6 +203,7 @@ fn write_file(path: &Path, text: &str) -> Result<()> {
 /// Triage of a campaign directory: every finding of `OUT/findings` (those triaged before are
 /// read back from `OUT/triage/work`), merged into bugs written to `OUT/triage/bugs`.
 pub fn triage_campaign(out: &Path, options: &Options) -> Result<(Vec<Triaged>, Vec<Bug>)> {
+    let _lock = TriageLock::take(&out.join("triage"))?;
     let findings = saved_findings(&out.join("findings"))?;
     let seeds = out.join("seeds");
     let programs = seeds
@@ -241,6 +242,34 @@ pub fn triage_campaign(out: &Path, options: &Options) -> Result<(Vec<Triaged>, V
     }
     let bugs = write_reports(&out.join("triage").join("bugs"), &results)?;
     Ok((results, bugs))
+}
+
+/// One triage per campaign directory at a time (a background one and a manual one would reduce
+/// the same finding twice): `triage/lock` holds the owner's pid while it works.
+struct TriageLock {
+    path: PathBuf,
+}
+
+impl TriageLock {
+    fn take(dir: &Path) -> Result<Self> {
+        fs::create_dir_all(dir)?;
+        let path = dir.join("lock");
+        if let Ok(owner) = fs::read_to_string(&path) {
+            let owner = owner.trim();
+            let alive = Path::new("/proc").join(owner).exists();
+            if alive && owner != std::process::id().to_string() {
+                anyhow::bail!("another ccfuzz triage (pid {owner}) is working on {}", dir.display());
+            }
+        }
+        fs::write(&path, std::process::id().to_string())?;
+        Ok(TriageLock { path })
+    }
+}
+
+impl Drop for TriageLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
 }
 
 #[cfg(test)]
