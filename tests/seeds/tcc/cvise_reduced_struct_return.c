@@ -1,4 +1,4 @@
-/* The same TinyCC 0.9.27 -b bug as struct_return_through_pointer_array.c, as `ccfuzz triage`
+/* The same TinyCC 0.9.27 -b bug as bitfield_struct_return.c, as `ccfuzz triage`
    was reducing it (cvise under the UB guard; a late intermediate, the end result has 20 lines)
    from the finding of a `tcc -b` campaign on csmith seed 1c2c270f2e8589f28745d696dddd0cad:
    tcc -b reports "BCHECK: ... is outside of the region". */
