@@ -109,6 +109,11 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
     Instruments::new(&options.config).context("cannot observe the configured compilers")?;
     let deadline = options.seconds.map(|s| now_secs() + s);
     std::fs::write(options.out.join("configuration.toml"), options.config.to_toml())?;
+    let background_triage = options
+        .config
+        .background_triage
+        .then(|| crate::triage::BackgroundTriage::start(&options.out))
+        .transpose()?;
 
     let cores =
         Cores::from_cmdline(&options.cores).map_err(|e| anyhow::anyhow!("bad --cores {}: {e}", options.cores))?;
@@ -139,6 +144,9 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
         .remote_broker_addr(options.remote_broker)
         .build()
         .launch();
+    if let Some(triage) = background_triage {
+        triage.stop();
+    }
     match result {
         Ok(()) | Err(Error::ShuttingDown) => Ok(()),
         Err(e) => Err(anyhow::anyhow!("campaign failed: {e}")),

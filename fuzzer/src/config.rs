@@ -194,6 +194,10 @@ pub struct Config {
     /// sparse profiling).
     #[serde(default = "default_p_profile")]
     pub p_profile: f64,
+    /// Triage findings while the campaign runs, in a separate low-priority process
+    /// (`ccfuzz triage OUT --watch`), so that fuzzing never waits for a reduction.
+    #[serde(default)]
+    pub background_triage: bool,
 }
 
 fn default_p_profile() -> f64 {
@@ -225,6 +229,7 @@ impl Config {
             csmith_include: "/usr/include/csmith".into(),
             csmith_args: vec!["--no-packed-struct".into()],
             p_profile: default_p_profile(),
+            background_triage: false,
         }
     }
 

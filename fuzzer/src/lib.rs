@@ -13,3 +13,4 @@ pub mod mcmc;
 pub mod objective;
 pub mod runner;
 pub mod seeds;
+pub mod triage;

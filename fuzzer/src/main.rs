@@ -118,6 +118,28 @@ enum Command {
         config: Option<PathBuf>,
         files: Vec<PathBuf>,
     },
+    /// Triage a campaign's findings: minimize, reduce without UB, fingerprint, merge into bugs
+    /// (reports in OUT/triage/bugs) and print them, most findings first.
+    Triage {
+        /// The campaign directory (its findings/ and seeds/).
+        out: PathBuf,
+        /// The campaign configuration (reference, UB checks, timeouts).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// `cvise`, `creduce` or `none` (edit-list minimization only); default: the first installed.
+        #[arg(long)]
+        reducer: Option<String>,
+        /// Processes the reducer may use.
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        /// Runs of each finding; one that shows on some runs only is flaky.
+        #[arg(long, default_value_t = 3)]
+        runs: u32,
+        /// Keep going: triage new findings every this many seconds (what a campaign with
+        /// `background_triage = true` runs).
+        #[arg(long)]
+        watch: Option<u64>,
+    },
     /// Print the default configuration for this machine (edit it and pass it with --config).
     Config,
     /// Generate test programs.
@@ -491,6 +513,19 @@ fn main() -> Result<()> {
                 float,
             };
             write_orange(count, &out, seed, options)
+        }
+        Command::Triage {
+            out,
+            config,
+            reducer,
+            jobs,
+            runs,
+            watch,
+        } => {
+            // A campaign directory records its configuration.
+            let config = config.or_else(|| Some(out.join("configuration.toml")).filter(|p| p.is_file()));
+            let config = load_config(config.as_deref())?;
+            ccfuzz::triage::run_triage(&out, &config, reducer.as_deref(), jobs, runs, watch)
         }
         Command::Config => {
             print!("{}", Config::detect().to_toml());

@@ -3,11 +3,11 @@
 //! variant, its seed, `finding.json` and a `repro.sh` that reproduces it with one command.
 
 use crate::config::{CompilerConfig, Config};
-use ccfuzz_mutators::edit::Edit;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
-use ccfuzz_mutators::seed::{content_hash, Seed, SeedId};
+use ccfuzz_mutators::seed::{content_hash, Seed};
 use ccfuzz_observers::{ConfigOutcome, ExecutionObserver, Outcome, RunResult};
+pub use ccfuzz_triage::finding::{Finding, FindingKind};
 use libafl::events::{Event, EventFirer, EventWithStats};
 use libafl::executors::ExitKind;
 use libafl::feedbacks::{Feedback, StateInitializer};
@@ -24,43 +24,6 @@ use std::marker::PhantomData;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FindingKind {
-    Mismatch,
-    Crash,
-    Hang,
-}
-
-impl FindingKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FindingKind::Mismatch => "mismatch",
-            FindingKind::Crash => "crash",
-            FindingKind::Hang => "hang",
-        }
-    }
-}
-
-/// What `finding.json` holds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
-    pub kind: FindingKind,
-    /// The configuration as written in the campaign configuration.
-    pub configuration: String,
-    pub compiler: String,
-    pub flags: Vec<String>,
-    pub expected: String,
-    pub actual: String,
-    /// The compiler's crash message, for crashes.
-    pub message: Option<String>,
-    pub seed: SeedId,
-    pub seed_origin: String,
-    pub edits: Vec<Edit>,
-    /// Identifies the symptom: findings with equal signatures are saved once.
-    pub signature: String,
-}
 
 /// The symptoms an execution shows, one per misbehaving configuration.
 pub fn judge<'a>(outcomes: &'a [Outcome], seed: &Seed) -> Vec<(FindingKind, &'a Outcome)> {

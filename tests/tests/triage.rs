@@ -1,0 +1,65 @@
+//! `ccfuzz triage` end to end on a real TinyCC 0.9.27 bug: a campaign against `tcc -b` finds
+//! it in two different programs, and triage reduces both, finds them UB-free, merges them into
+//! one bug and writes a report whose script reproduces it.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+fn bugs_json(out: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(out.join("triage/bugs/bugs.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn a_tcc_bounds_checker_bug_found_twice_is_one_small_reproducible_bug() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["tcc -b"], 60.0);
+    let log = campaign(
+        &out,
+        &config,
+        &["--seeds", seeds("tcc").to_str().unwrap(), "--seconds", "15"],
+    );
+    let found = findings(&out);
+    assert_eq!(found.len(), 2, "one finding per seed expected:\n{log}");
+
+    let output = ccfuzz().arg("triage").arg(&out).output().unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    assert!(log.contains("2 raw findings: 2 reduced"), "{log}");
+    assert!(log.contains("1 distinct bugs"), "{log}");
+    let bugs = bugs_json(&out);
+    let bugs = bugs.as_array().unwrap();
+    assert_eq!(bugs.len(), 1, "{bugs:?}");
+    let bug = &bugs[0];
+    assert_eq!(bug["configuration"], "tcc -b");
+    assert_eq!(bug["findings"].as_array().unwrap().len(), 2);
+    assert!(bug["fingerprint"].as_str().unwrap().contains("BCHECK"), "{bug}");
+    assert!(bug["lines"].as_u64().unwrap() <= 40, "{bug}");
+
+    let bug_dir = out.join("triage/bugs").join(bug["name"].as_str().unwrap());
+    let repro = Command::new(bug_dir.join("repro.sh")).output().unwrap();
+    let repro_log = text(&repro);
+    assert!(repro.status.success(), "{repro_log}");
+    assert!(
+        repro_log.contains("expected (gcc -O0)") && repro_log.contains("BCHECK"),
+        "{repro_log}"
+    );
+    // The reduced test passes the UB guard (warnings, UBSan+ASan, clang -O0 agreement).
+    let guard = Command::new("sh")
+        .arg(bug_dir.join("interesting.sh"))
+        .arg(bug_dir.join("test.c"))
+        .status()
+        .unwrap();
+    assert!(guard.success());
+    let report = std::fs::read_to_string(bug_dir.join("report.md")).unwrap();
+    assert!(report.contains("tcc version 0.9.27"), "{report}");
+
+    // A second run reads the results back instead of reducing again.
+    let again = ccfuzz().arg("triage").arg(&out).output().unwrap();
+    let again_log = text(&again);
+    assert!(!again_log.contains("triaging "), "{again_log}");
+    assert_eq!(bugs_json(&out).as_array().unwrap().len(), 1);
+}

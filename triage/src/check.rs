@@ -1,0 +1,506 @@
+//! The interestingness test: a generated shell script that exits 0 when a C file still shows a
+//! finding's symptom and nothing suggests undefined behaviour. cvise and creduce run it as is;
+//! edit-list minimization and pass bisection run the same script, so every stage keeps the same
+//! symptom by the same definition.
+//!
+//! The UB guard, in order of cost: gcc and clang warnings that signal undefined behaviour or
+//! uninitialized reads are errors; a gcc UBSan+ASan build at -O0 must run cleanly and print the
+//! reference output; every agreement configuration (`clang -O0`) must print it too; and the
+//! reference must terminate within the run timeout.
+
+use anyhow::{bail, Context, Result};
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// gcc warnings that point at undefined behaviour or at reads of uninitialized memory.
+/// `-Wmaybe-uninitialized` needs the optimizers' data flow, hence the guard compiles at -O1.
+/// Not `-Woverflow`: it flags csmith's implementation-defined narrowing conversions; not
+/// `-Wdangling-pointer`: csmith stores addresses of locals in globals without using them late
+/// (ASan's `detect_stack_use_after_return` catches the real thing).
+pub const GCC_UB_WARNINGS: &[&str] = &[
+    "uninitialized",
+    "maybe-uninitialized",
+    "init-self",
+    "return-type",
+    "implicit-function-declaration",
+    "implicit-int",
+    "int-conversion",
+    "incompatible-pointer-types",
+    "int-to-pointer-cast",
+    "div-by-zero",
+    "array-bounds",
+    "shift-count-overflow",
+    "shift-count-negative",
+    "shift-negative-value",
+    "sequence-point",
+    "aggressive-loop-optimizations",
+    "return-local-addr",
+    "nonnull",
+    "format",
+    "builtin-declaration-mismatch",
+    "main",
+    "stringop-overflow",
+    "use-after-free",
+];
+
+/// clang warnings of the same kind; clang finds them without optimizing (`-fsyntax-only`).
+/// Also the GNU extensions that reductions drift into and whose meaning is murky: a struct
+/// without named members has size 0, so a null pointer to it is "dereferenced" without any
+/// sanitizer noticing. (Not `-pedantic-errors`: csmith compares distinct pointer types.)
+pub const CLANG_UB_WARNINGS: &[&str] = &[
+    "uninitialized",
+    "sometimes-uninitialized",
+    "conditional-uninitialized",
+    "integer-overflow",
+    "array-bounds",
+    "array-bounds-pointer-arithmetic",
+    "return-type",
+    "implicit-function-declaration",
+    "implicit-int",
+    "int-conversion",
+    "incompatible-pointer-types",
+    "int-to-pointer-cast",
+    "division-by-zero",
+    "shift-count-overflow",
+    "shift-count-negative",
+    "shift-negative-value",
+    "shift-overflow",
+    "unsequenced",
+    "return-stack-address",
+    "null-dereference",
+    "format",
+    "main-return-type",
+    "incompatible-library-redeclaration",
+    "excess-initializers",
+    "gnu-empty-struct",
+    "zero-length-array",
+    "gnu-empty-initializer",
+    "gnu-variable-sized-type-not-at-end",
+];
+
+/// What the binary of the tested configuration does wrong; reduction keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Misbehaviour {
+    /// It exits, but with another status or output than the reference.
+    WrongOutput,
+    /// It is killed by this signal.
+    Signal(i32),
+    /// It does not terminate within the run timeout.
+    Timeout,
+}
+
+impl Misbehaviour {
+    /// Reads the campaign's description of the run (`RunResult::describe`).
+    pub fn from_description(actual: &str) -> Self {
+        if let Some(signal) = actual.strip_prefix("killed by signal ") {
+            if let Ok(signal) = signal.trim().parse() {
+                return Misbehaviour::Signal(signal);
+            }
+        }
+        if actual.starts_with("did not terminate") {
+            return Misbehaviour::Timeout;
+        }
+        Misbehaviour::WrongOutput
+    }
+
+    pub fn describe(self) -> String {
+        match self {
+            Misbehaviour::WrongOutput => "wrong output".into(),
+            Misbehaviour::Signal(signal) => format!("binary killed by signal {signal}"),
+            Misbehaviour::Timeout => "binary does not terminate".into(),
+        }
+    }
+}
+
+/// The symptom a reduced program must keep.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Symptom {
+    /// The tested configuration's binary disagrees with the reference's.
+    Mismatch(Misbehaviour),
+    /// The compiler crashes: killed by `signal`, or its stderr contains every marker.
+    Crash { signal: Option<i32>, markers: Vec<String> },
+    /// The compiler outlives the compile timeout.
+    Hang,
+}
+
+/// The compilers of the UB guard.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Guard {
+    /// Gives the expected output (`gcc -O0`); its compiler also builds the sanitized binary
+    /// and checks gcc's warnings, so it must be a gcc.
+    pub reference: String,
+    /// Configurations whose output must equal the reference's (`clang -O0`).
+    pub agree: Vec<String>,
+    /// The clang whose warnings are checked.
+    pub clang: String,
+    pub compile_timeout: u64,
+    pub run_timeout: u64,
+}
+
+/// A symptom of one configuration, with the guard that keeps reductions free of UB.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Check {
+    pub configuration: String,
+    pub symptom: Symptom,
+    pub guard: Guard,
+}
+
+/// Quotes a word for `sh` when it needs it.
+pub fn quote(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=+:,@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+fn quoted_line(configuration: &str) -> String {
+    configuration
+        .split_whitespace()
+        .map(quote)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn compiler_of(configuration: &str) -> &str {
+    configuration.split_whitespace().next().unwrap_or("cc")
+}
+
+/// Options for one run of the script.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Added to the tested configuration's flags (pass bisection).
+    pub extra_flags: Vec<String>,
+    /// Skip the UB guard (the program is known to pass it; only flags change).
+    pub without_guard: bool,
+    /// Keep the outputs (`ref.out`, `bad.out`, `bad.err`, `bad-cc.err`, `*.status`) here.
+    pub keep: Option<PathBuf>,
+}
+
+impl Check {
+    /// The script; it tests the file named by its first argument, `test.c` by default (cvise
+    /// runs it without arguments in a copy of the directory).
+    pub fn script(&self) -> String {
+        let g = &self.guard;
+        let mut s = format!(
+            "#!/bin/sh\n\
+             # Interestingness test by `ccfuzz triage`: exits 0 when the file shows the symptom\n\
+             # ({symptom}) of `{conf}` and the UB guard finds nothing.\n\
+             # CCFUZZ_EXTRA: flags added to `{conf}`; CCFUZZ_NO_GUARD=1: skip the UB guard;\n\
+             # CCFUZZ_KEEP=DIR: keep the outputs there.\n\
+             f=\"${{1:-test.c}}\"\n\
+             t=$(mktemp -d) || exit 2\n\
+             trap 'if [ -n \"$CCFUZZ_KEEP\" ]; then cp \"$t\"/*.out \"$t\"/*.err \"$t\"/*.status \"$CCFUZZ_KEEP\"/ 2>/dev/null; fi; rm -rf \"$t\"' EXIT\n\
+             ct={ct}; rt={rt}\n\
+             reject() {{ echo \"$1\" > \"$t/reason.err\"; exit 1; }}\n\
+             run() {{ (cd \"$t\" && ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=1 timeout -s KILL $rt \"./$1\" > \"$1.out\" 2> \"$1.err\"); echo $? > \"$t/$1.status\"; }}\n",
+            symptom = self.describe(),
+            conf = self.configuration,
+            ct = g.compile_timeout,
+            rt = g.run_timeout,
+        );
+        let tested = format!("{} $CCFUZZ_EXTRA", quoted_line(&self.configuration));
+        let reference = quoted_line(&g.reference);
+        match &self.symptom {
+            Symptom::Mismatch(misbehaviour) => {
+                s += &format!(
+                    "# The symptom first: it is the cheap part and rules out most candidates.\n\
+                     timeout -s KILL $ct {tested} -w \"$f\" -o \"$t/bad\" -lm 2> \"$t/bad-cc.err\" || exit 1\n\
+                     timeout -s KILL $ct {reference} -w \"$f\" -o \"$t/ref\" -lm 2> \"$t/ref.err\" || exit 1\n\
+                     run ref; rs=$(cat \"$t/ref.status\")\n\
+                     [ \"$rs\" -lt 128 ] || exit 1\n\
+                     run bad; bs=$(cat \"$t/bad.status\")\n\
+                     if [ \"$bs\" -eq \"$rs\" ] && cmp -s \"$t/ref.out\" \"$t/bad.out\"; then exit 1; fi\n"
+                );
+                s += &match misbehaviour {
+                    // sh reports death by signal N as 128 + N (N < 65); 193 to 255 are exit codes.
+                    Misbehaviour::WrongOutput => "[ \"$bs\" -le 128 ] || [ \"$bs\" -gt 192 ] || exit 1\n".to_string(),
+                    Misbehaviour::Signal(signal) => format!("[ \"$bs\" -eq {} ] || exit 1\n", 128 + signal),
+                    Misbehaviour::Timeout => "[ \"$bs\" -eq 137 ] || exit 1\n".to_string(),
+                };
+                s += "[ -n \"$CCFUZZ_NO_GUARD\" ] && exit 0\n";
+                s += &self.static_guard();
+                s += &format!(
+                    "# UBSan and ASan at -O0 must stay silent and print the reference output.\n\
+                     timeout -s KILL $ct {gcc} -O0 -fsanitize=undefined,address -fno-sanitize-recover=all -w \"$f\" -o \"$t/san\" -lm 2> \"$t/san-cc.err\" || reject \"the sanitizer build fails\"\n\
+                     run san\n\
+                     [ \"$(cat \"$t/san.status\")\" -eq \"$rs\" ] && cmp -s \"$t/ref.out\" \"$t/san.out\" || reject \"UBSan or ASan reports an error\"\n",
+                    gcc = quote(compiler_of(&g.reference)),
+                );
+                for (i, agree) in g.agree.iter().enumerate() {
+                    s += &format!(
+                        "# `{agree}` must agree with the reference.\n\
+                         timeout -s KILL $ct {line} -w \"$f\" -o \"$t/agree{i}\" -lm 2> \"$t/agree{i}-cc.err\" || reject \"{agree} rejects the program\"\n\
+                         run agree{i}\n\
+                         [ \"$(cat \"$t/agree{i}.status\")\" -eq \"$rs\" ] && cmp -s \"$t/ref.out\" \"$t/agree{i}.out\" || reject \"{agree} disagrees with the reference\"\n",
+                        line = quoted_line(agree),
+                    );
+                }
+            }
+            Symptom::Crash { signal, markers } => {
+                s += &format!(
+                    "timeout -s KILL $ct {tested} -w \"$f\" -o \"$t/bad\" -lm 2> \"$t/bad.err\"\n\
+                     bs=$?; echo $bs > \"$t/bad.status\"\n"
+                );
+                match signal {
+                    Some(signal) => s += &format!("[ \"$bs\" -eq {} ] || exit 1\n", 128 + signal),
+                    None => s += "[ \"$bs\" -ne 0 ] && [ \"$bs\" -ne 137 ] || exit 1\n",
+                }
+                for marker in markers {
+                    s += &format!("grep -qF -- {} \"$t/bad.err\" || exit 1\n", quote(marker));
+                }
+                s += "[ -n \"$CCFUZZ_NO_GUARD\" ] && exit 0\n";
+                s += &self.static_guard();
+            }
+            Symptom::Hang => {
+                s += &format!(
+                    "timeout -s KILL $ct {tested} -w \"$f\" -o \"$t/bad\" -lm 2> \"$t/bad.err\"\n\
+                     bs=$?; echo $bs > \"$t/bad.status\"\n\
+                     [ \"$bs\" -eq 137 ] || exit 1\n\
+                     [ -n \"$CCFUZZ_NO_GUARD\" ] && exit 0\n"
+                );
+                s += &self.static_guard();
+            }
+        }
+        s += "exit 0\n";
+        s
+    }
+
+    /// Warnings-as-errors: the part of the guard that needs no run, so crashes get it too.
+    fn static_guard(&self) -> String {
+        let gcc_flags: Vec<String> = GCC_UB_WARNINGS.iter().map(|w| format!("-Werror={w}")).collect();
+        let clang_flags: Vec<String> = CLANG_UB_WARNINGS.iter().map(|w| format!("-Werror={w}")).collect();
+        format!(
+            "# Warnings that signal undefined behaviour or uninitialized reads are errors.\n\
+             timeout -s KILL $ct {gcc} -O1 -c {gcc_flags} \"$f\" -o \"$t/guard.o\" 2> \"$t/gcc-warnings.err\" || reject \"gcc: $(grep -m1 error: \"$t/gcc-warnings.err\")\"\n\
+             timeout -s KILL $ct {clang} -fsyntax-only {clang_flags} \"$f\" 2> \"$t/clang-warnings.err\" || reject \"clang: $(grep -m1 error: \"$t/clang-warnings.err\")\"\n",
+            gcc = quote(compiler_of(&self.guard.reference)),
+            clang = quote(&self.guard.clang),
+            gcc_flags = gcc_flags.join(" "),
+            clang_flags = clang_flags.join(" "),
+        )
+    }
+
+    pub fn describe(&self) -> String {
+        match &self.symptom {
+            Symptom::Mismatch(m) => format!("{} against `{}`", m.describe(), self.guard.reference),
+            Symptom::Crash {
+                signal: Some(signal), ..
+            } => format!("compiler killed by signal {signal}"),
+            Symptom::Crash { markers, .. } => format!("compiler crash: {}", markers.join(" / ")),
+            Symptom::Hang => format!("compiler runs longer than {} s", self.guard.compile_timeout),
+        }
+    }
+
+    /// Writes the script as `dir/interesting.sh` (executable) and returns its path.
+    pub fn write(&self, dir: &Path) -> Result<PathBuf> {
+        let path = dir.join("interesting.sh");
+        fs::write(&path, self.script()).with_context(|| format!("cannot write {}", path.display()))?;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755))?;
+        Ok(path)
+    }
+}
+
+/// Runs an interestingness script on `file`: true when the file shows the symptom.
+pub fn run_script(script: &Path, file: &Path, options: &RunOptions) -> Result<bool> {
+    // The script runs in the file's directory: relative paths would not resolve there.
+    let script = script
+        .canonicalize()
+        .with_context(|| format!("no script {}", script.display()))?;
+    let file = file
+        .canonicalize()
+        .with_context(|| format!("no file {}", file.display()))?;
+    let mut command = Command::new("sh");
+    command.arg(&script).arg(&file);
+    if let Some(dir) = file.parent() {
+        command.current_dir(dir);
+    }
+    if !options.extra_flags.is_empty() {
+        command.env("CCFUZZ_EXTRA", options.extra_flags.join(" "));
+    }
+    if options.without_guard {
+        command.env("CCFUZZ_NO_GUARD", "1");
+    }
+    if let Some(keep) = &options.keep {
+        fs::create_dir_all(keep)?;
+        command.env("CCFUZZ_KEEP", keep.canonicalize()?);
+    }
+    let status = command
+        .status()
+        .with_context(|| format!("cannot run {}", script.display()))?;
+    match status.code() {
+        Some(0) => Ok(true),
+        Some(1) => Ok(false),
+        other => bail!("{} failed on {} ({other:?})", script.display(), file.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard() -> Guard {
+        Guard {
+            reference: "gcc -O0".into(),
+            agree: vec!["clang -O0".into()],
+            clang: "clang".into(),
+            compile_timeout: 60,
+            run_timeout: 10,
+        }
+    }
+
+    /// `-DSHOW` makes the tested binary print an extra line, so every program below shows the
+    /// symptom: what is left to decide is the guard.
+    fn check_guard_only(program: &str) -> bool {
+        let dir = tempfile::tempdir().unwrap();
+        let check = Check {
+            configuration: "gcc -O0 -DSHOW".into(),
+            symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
+            guard: guard(),
+        };
+        let script = check.write(dir.path()).unwrap();
+        let file = dir.path().join("test.c");
+        fs::write(&file, program).unwrap();
+        run_script(&script, &file, &RunOptions::default()).unwrap()
+    }
+
+    const SHOW: &str = "#ifdef SHOW\n  printf(\"shown\\n\");\n#endif\n";
+
+    #[test]
+    fn the_guard_accepts_a_clean_program() {
+        let program = format!(
+            "#include <stdio.h>\nint g = 5;\nint main(void) {{\n  int x = g * 3;\n{SHOW}  printf(\"%d\\n\", x);\n  return 0;\n}}\n"
+        );
+        assert!(check_guard_only(&program));
+    }
+
+    #[test]
+    fn the_guard_rejects_signed_overflow() {
+        // No compiler warns: the overflow happens at run time, UBSan sees it.
+        let program = format!(
+            "#include <stdio.h>\nint g = 2147483600;\nint main(void) {{\n  int x = g + 100;\n{SHOW}  printf(\"%d\\n\", x > 0);\n  return 0;\n}}\n"
+        );
+        assert!(!check_guard_only(&program));
+    }
+
+    #[test]
+    fn the_guard_rejects_an_uninitialized_read() {
+        let program = format!(
+            "#include <stdio.h>\nint g;\nint main(void) {{\n  int x;\n  if (g) x = 1;\n{SHOW}  printf(\"%d\\n\", x);\n  return 0;\n}}\n"
+        );
+        assert!(!check_guard_only(&program));
+    }
+
+    #[test]
+    fn the_guard_rejects_an_out_of_bounds_read() {
+        let program = format!(
+            "#include <stdio.h>\nint a[4];\nint i = 4;\nint main(void) {{\n{SHOW}  printf(\"%d\\n\", a[i]);\n  return 0;\n}}\n"
+        );
+        assert!(!check_guard_only(&program));
+    }
+
+    #[test]
+    fn the_guard_rejects_gnu_extensions() {
+        let program = format!(
+            "#include <stdio.h>\nstruct empty {{ int : 0; }};\nstruct empty *p;\nint main(void) {{\n{SHOW}  printf(\"%d\\n\", (int)sizeof(struct empty));\n  return 0;\n}}\n"
+        );
+        assert!(!check_guard_only(&program));
+    }
+
+    #[test]
+    fn the_symptom_must_show() {
+        // The tested configuration prints the same as the reference: not interesting.
+        let dir = tempfile::tempdir().unwrap();
+        let check = Check {
+            configuration: "gcc -O1".into(),
+            symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
+            guard: guard(),
+        };
+        let script = check.write(dir.path()).unwrap();
+        let file = dir.path().join("test.c");
+        let program = format!("#include <stdio.h>\nint main(void) {{\n{SHOW}  printf(\"1\\n\");\n  return 0;\n}}\n");
+        fs::write(&file, program).unwrap();
+        assert!(!run_script(&script, &file, &RunOptions::default()).unwrap());
+        // With a flag that changes the output it shows, and the outputs can be kept.
+        let keep = dir.path().join("kept");
+        let options = RunOptions {
+            extra_flags: vec!["-DSHOW".into()],
+            without_guard: true,
+            keep: Some(keep.clone()),
+        };
+        assert!(run_script(&script, &file, &options).unwrap());
+        assert_eq!(fs::read_to_string(keep.join("ref.out")).unwrap(), "1\n");
+        assert_eq!(fs::read_to_string(keep.join("bad.out")).unwrap(), "shown\n1\n");
+    }
+
+    #[test]
+    fn a_compiler_crash_keeps_its_signal_and_the_guard_still_applies() {
+        // TinyCC 0.9.27 overflows its stack on 20,000 nested parentheses (SIGSEGV); clang's
+        // limit of 256 makes the guard reject such a program all the same.
+        let dir = tempfile::tempdir().unwrap();
+        let check = Check {
+            configuration: "tcc".into(),
+            symptom: Symptom::Crash {
+                signal: Some(11),
+                markers: Vec::new(),
+            },
+            guard: guard(),
+        };
+        let script = check.write(dir.path()).unwrap();
+        let file = dir.path().join("test.c");
+        let depth = 20_000;
+        fs::write(
+            &file,
+            format!(
+                "int main(void) {{ return {}0{}; }}\n",
+                "(".repeat(depth),
+                ")".repeat(depth)
+            ),
+        )
+        .unwrap();
+        let symptom_only = RunOptions {
+            without_guard: true,
+            ..RunOptions::default()
+        };
+        assert!(run_script(&script, &file, &symptom_only).unwrap());
+        let keep = dir.path().join("kept");
+        let guarded = RunOptions {
+            keep: Some(keep.clone()),
+            ..RunOptions::default()
+        };
+        assert!(!run_script(&script, &file, &guarded).unwrap());
+        let reason = fs::read_to_string(keep.join("reason.err")).unwrap();
+        assert!(reason.contains("bracket nesting"), "{reason}");
+        // Another signal is another symptom.
+        let other = Check {
+            symptom: Symptom::Crash {
+                signal: Some(6),
+                markers: Vec::new(),
+            },
+            ..check
+        };
+        let script = other.write(dir.path()).unwrap();
+        assert!(!run_script(&script, &file, &symptom_only).unwrap());
+    }
+
+    #[test]
+    fn misbehaviour_is_read_from_the_campaign_description() {
+        assert_eq!(
+            Misbehaviour::from_description("killed by signal 11"),
+            Misbehaviour::Signal(11)
+        );
+        assert_eq!(
+            Misbehaviour::from_description("did not terminate within the run timeout"),
+            Misbehaviour::Timeout
+        );
+        assert_eq!(
+            Misbehaviour::from_description("exit 0, 25 bytes of output ending in \"checksum = 1\""),
+            Misbehaviour::WrongOutput
+        );
+    }
+}

@@ -1,0 +1,333 @@
+//! Triage of one finding, and of a campaign's findings directory: re-run (flaky or not),
+//! edit-list ddmin, text reduction, fingerprint. Each finding's result is kept in its work
+//! directory, so triaging a growing campaign again only looks at the new findings.
+
+use crate::check::{run_script, Check, Guard, Misbehaviour, RunOptions, Symptom};
+use crate::ddmin::ddmin;
+use crate::finding::{saved_findings, FindingKind, SavedFinding};
+use crate::fingerprint::{crash_markers, crash_signal, fingerprint};
+use crate::reduce::{line_count, reduce};
+use crate::report::{write_reports, Bug};
+use anyhow::{Context, Result};
+use ccfuzz_mutators::edit::apply_edits;
+use ccfuzz_mutators::programs::Programs;
+use ccfuzz_mutators::seed::SeedStore;
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How triage runs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub guard: Guard,
+    /// `cvise` or `creduce`; `None` stops after edit-list minimization.
+    pub reducer: Option<String>,
+    /// Processes the reducer may use.
+    pub jobs: usize,
+    /// Runs of the original variant; a symptom that shows in some but not all is flaky.
+    pub runs: u32,
+}
+
+/// What triage concluded about one finding.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Reproduced on every run, minimized and fingerprinted.
+    Reduced,
+    /// The symptom showed on `shown` of `runs` runs: not reduced.
+    Flaky { shown: u32, runs: u32 },
+    /// The symptom shows, but the UB guard rejects the program: not a compiler bug.
+    RejectedByGuard,
+    /// The symptom does not show any more.
+    NotReproduced,
+}
+
+/// The result of triaging one finding (`result.json` in its work directory).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Triaged {
+    pub finding: String,
+    pub kind: FindingKind,
+    pub configuration: String,
+    pub verdict: Verdict,
+    pub check: Check,
+    /// Edits of the finding, and of the minimized edit list.
+    pub edits_before: usize,
+    pub edits_after: usize,
+    /// Non-blank lines of the variant, and of the reduced program.
+    pub lines_before: usize,
+    pub lines_after: usize,
+    pub fingerprint: Option<String>,
+    /// Why the UB guard rejected the program, for `RejectedByGuard`.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The program that shows the symptom: reduced for `Reduced` findings, as found otherwise.
+    pub test: PathBuf,
+    pub seconds: f64,
+}
+
+/// The interestingness check of a finding.
+pub fn check_of(saved: &SavedFinding, guard: &Guard) -> Check {
+    let finding = &saved.finding;
+    let symptom = match finding.kind {
+        FindingKind::Mismatch => Symptom::Mismatch(Misbehaviour::from_description(&finding.actual)),
+        FindingKind::Crash => {
+            let message = finding.message.clone().unwrap_or_default();
+            match crash_signal(&message) {
+                Some(signal) => Symptom::Crash {
+                    signal: Some(signal),
+                    markers: Vec::new(),
+                },
+                None => Symptom::Crash {
+                    signal: None,
+                    markers: crash_markers(&message),
+                },
+            }
+        }
+        FindingKind::Hang => Symptom::Hang,
+    };
+    Check {
+        configuration: finding.configuration.clone(),
+        symptom,
+        guard: guard.clone(),
+    }
+}
+
+/// Triages one finding in `work` (created, emptied first).
+pub fn triage_finding(
+    saved: &SavedFinding,
+    programs: Option<&Programs>,
+    work: &Path,
+    options: &Options,
+) -> Result<Triaged> {
+    let started = Instant::now();
+    let _ = fs::remove_dir_all(work);
+    fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
+    let check = check_of(saved, &options.guard);
+    let script = check.write(work)?;
+    let variant = saved.variant_text()?;
+    let mut result = Triaged {
+        finding: saved.name.clone(),
+        kind: saved.finding.kind,
+        configuration: saved.finding.configuration.clone(),
+        verdict: Verdict::NotReproduced,
+        check: check.clone(),
+        edits_before: saved.finding.edits.len(),
+        edits_after: saved.finding.edits.len(),
+        lines_before: line_count(&variant),
+        lines_after: line_count(&variant),
+        fingerprint: None,
+        reason: None,
+        test: work.join("start").join("test.c"),
+        seconds: 0.0,
+    };
+    let start = result.test.clone();
+    write_file(&start, &variant)?;
+    // The first run includes the guard; the re-runs only ask whether the symptom shows.
+    let first_run = work.join("first-run");
+    let clean = run_script(
+        &script,
+        &start,
+        &RunOptions {
+            keep: Some(first_run.clone()),
+            ..RunOptions::default()
+        },
+    )?;
+    let symptom_only = RunOptions {
+        without_guard: true,
+        ..RunOptions::default()
+    };
+    let mut shown = u32::from(clean || run_script(&script, &start, &symptom_only)?);
+    for _ in 1..options.runs {
+        shown += u32::from(run_script(&script, &start, &symptom_only)?);
+    }
+    result.verdict = if shown == 0 {
+        Verdict::NotReproduced
+    } else if shown < options.runs {
+        Verdict::Flaky {
+            shown,
+            runs: options.runs,
+        }
+    } else if !clean {
+        result.reason = fs::read_to_string(first_run.join("reason.err"))
+            .ok()
+            .map(|r| r.trim().to_string());
+        Verdict::RejectedByGuard
+    } else {
+        Verdict::Reduced
+    };
+    if result.verdict != Verdict::Reduced {
+        result.seconds = started.elapsed().as_secs_f64();
+        return Ok(result);
+    }
+
+    // Edit-list minimization, when the seed is at hand to apply edits to.
+    let mut text = variant;
+    let edits = &saved.finding.edits;
+    if let Some(loaded) = programs.and_then(|p| p.get(&saved.finding.seed).ok()) {
+        let candidate = work.join("ddmin").join("test.c");
+        let minimal = ddmin(edits, |subset| {
+            write_file(&candidate, &apply_edits(&loaded.program, subset))?;
+            run_script(&script, &candidate, &RunOptions::default())
+        })?;
+        result.edits_after = minimal.len();
+        text = apply_edits(&loaded.program, &minimal);
+        log::info!("{}: {} of {} edits needed", saved.name, minimal.len(), edits.len());
+    }
+
+    let reduced = work.join("reduced").join("test.c");
+    write_file(&reduced, &text)?;
+    if let Some(reducer) = &options.reducer {
+        let timeout = Duration::from_secs(4 * (options.guard.compile_timeout + options.guard.run_timeout));
+        reduce(reducer, &script, &reduced, options.jobs, timeout)?;
+        text = fs::read_to_string(&reduced)?;
+    }
+    // The reducer only keeps what the script accepts; check once more that the result stands.
+    if !run_script(&script, &reduced, &RunOptions::default())? {
+        anyhow::bail!("{}: the reduced program no longer shows the symptom", saved.name);
+    }
+    result.lines_after = line_count(&text);
+    result.fingerprint = Some(fingerprint(&check, &script, &reduced, work)?);
+    result.test = reduced;
+    result.seconds = started.elapsed().as_secs_f64();
+    Ok(result)
+}
+
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Triage of a campaign directory: every finding of `OUT/findings` (those triaged before are
+/// read back from `OUT/triage/work`), merged into bugs written to `OUT/triage/bugs`.
+pub fn triage_campaign(out: &Path, options: &Options) -> Result<(Vec<Triaged>, Vec<Bug>)> {
+    let _lock = TriageLock::take(&out.join("triage"))?;
+    let findings = saved_findings(&out.join("findings"))?;
+    let seeds = out.join("seeds");
+    let programs = seeds
+        .is_dir()
+        .then(|| SeedStore::open(&seeds).map(|store| Programs::new(store, 4)))
+        .transpose()?;
+    let mut results = Vec::new();
+    for saved in &findings {
+        let work = out.join("triage").join("work").join(&saved.name);
+        let result_path = work.join("result.json");
+        if let Ok(bytes) = fs::read(&result_path) {
+            if let Ok(result) = serde_json::from_slice::<Triaged>(&bytes) {
+                results.push(result);
+                continue;
+            }
+        }
+        log::info!("triaging {}", saved.name);
+        match triage_finding(saved, programs.as_ref(), &work, options) {
+            Ok(result) => {
+                log::info!(
+                    "{}: {:?}, {} -> {} lines, {:.0} s, {}",
+                    saved.name,
+                    result.verdict,
+                    result.lines_before,
+                    result.lines_after,
+                    result.seconds,
+                    result.fingerprint.as_deref().unwrap_or("-")
+                );
+                fs::write(&result_path, serde_json::to_vec_pretty(&result)?)?;
+                results.push(result);
+            }
+            // One finding that cannot be triaged must not stop the others; it is tried again
+            // next time.
+            Err(e) => log::error!("cannot triage {}: {e:#}", saved.name),
+        }
+    }
+    let bugs = write_reports(&out.join("triage").join("bugs"), &results)?;
+    Ok((results, bugs))
+}
+
+/// One triage per campaign directory at a time (a background one and a manual one would reduce
+/// the same finding twice): `triage/lock` holds the owner's pid while it works.
+struct TriageLock {
+    path: PathBuf,
+}
+
+impl TriageLock {
+    fn take(dir: &Path) -> Result<Self> {
+        fs::create_dir_all(dir)?;
+        let path = dir.join("lock");
+        if let Ok(owner) = fs::read_to_string(&path) {
+            let owner = owner.trim();
+            let alive = Path::new("/proc").join(owner).exists();
+            if alive && owner != std::process::id().to_string() {
+                anyhow::bail!("another ccfuzz triage (pid {owner}) is working on {}", dir.display());
+            }
+        }
+        fs::write(&path, std::process::id().to_string())?;
+        Ok(TriageLock { path })
+    }
+}
+
+impl Drop for TriageLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccfuzz_mutators::edit::Edit;
+    use ccfuzz_mutators::model::Program;
+    use std::collections::BTreeMap;
+    use std::process::Command;
+
+    /// Compiles and runs a program with gcc; its output.
+    fn output_of(text: &str, dir: &Path) -> String {
+        let source = dir.join("p.c");
+        fs::write(&source, text).unwrap();
+        let binary = dir.join("p");
+        let status = Command::new("gcc")
+            .args(["-O0", "-w"])
+            .arg(&source)
+            .arg("-o")
+            .arg(&binary)
+            .status()
+            .unwrap();
+        assert!(status.success(), "gcc rejects:\n{text}");
+        String::from_utf8(Command::new(&binary).output().unwrap().stdout).unwrap()
+    }
+
+    #[test]
+    fn ddmin_keeps_the_two_edits_that_together_change_the_output() {
+        let text = "int printf(const char *, ...);\nint main(void) {\n  int x = 0, y = 0;\n  y++;\n  y++;\n  y++;\n  printf(\"%d %d\\n\", x, y > 0);\n  return 0;\n}\n";
+        let program = Program::parse_parts(text, "", 0, &BTreeMap::new()).unwrap();
+        let body = program.statement(program.roots[0]);
+        let [inc1, inc2, inc3, print, _] = body.children[..] else {
+            panic!("unexpected statements {:?}", body.children)
+        };
+        let insert = |stmt, code: &str| Edit::InsertBefore {
+            stmt,
+            code: code.into(),
+        };
+        // Only `x = 7` followed by `x *= 3` makes it print 21; the other edits are noise, and
+        // deleting all increments would change the second number.
+        let edits = vec![
+            insert(inc1, "x = 7;"),
+            Edit::Delete { stmt: inc1 },
+            insert(inc2, "y += 2;"),
+            Edit::Delete { stmt: inc2 },
+            insert(inc3, "x = x;"),
+            insert(print, "x *= 3;"),
+            Edit::Delete { stmt: inc3 },
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(output_of(&apply_edits(&program, &edits), dir.path()), "21 1\n");
+        let mut tests = 0;
+        let minimal = ddmin(&edits, |subset| {
+            tests += 1;
+            Ok(output_of(&apply_edits(&program, subset), dir.path()) == "21 1\n")
+        })
+        .unwrap();
+        assert_eq!(minimal, vec![insert(inc1, "x = 7;"), insert(print, "x *= 3;")]);
+        assert!(tests < 30, "{tests} compilations");
+    }
+}
