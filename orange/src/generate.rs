@@ -6,20 +6,8 @@ use ccfuzz_semantics::{BinaryOp, IntKind, UnaryOp};
 use libafl_bolts::rands::Rand;
 use serde::{Deserialize, Serialize};
 
-/// Integer types of Orange's variables.
-pub const INT_KINDS: [IntKind; 11] = [
-    IntKind::Char,
-    IntKind::SChar,
-    IntKind::UChar,
-    IntKind::Short,
-    IntKind::UShort,
-    IntKind::Int,
-    IntKind::UInt,
-    IntKind::Long,
-    IntKind::ULong,
-    IntKind::LongLong,
-    IntKind::ULongLong,
-];
+/// Integer types of Orange's variables: every one but `_Bool` (the first).
+pub const INT_KINDS: &[IntKind] = IntKind::ALL.split_at(1).1;
 
 /// Which of YARPGen's generation policies are on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
