@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
-use ccfuzz_observers::counters::{counter_map, CounterNamesObserver};
+use ccfuzz_observers::counters::{counter_map, CounterNamesObserver, Counters};
 use ccfuzz_observers::novelty::NoveltyFeedback;
 use ccfuzz_observers::ExecutionObserver;
 use libafl::corpus::{Corpus, InMemoryOnDiskCorpus, OnDiskCorpus, Testcase};
@@ -147,6 +147,9 @@ pub struct ClientReport {
     /// CPU seconds of its children: compilers, test binaries, csmith.
     pub children_cpu: f64,
     pub mcmc: McmcReport,
+    /// Optimization counters summed over the client's executions since it (re)started.
+    #[serde(default)]
+    pub counters: Counters,
 }
 
 /// The chains of a client: acceptance, and how far from their seeds they went.
@@ -175,7 +178,7 @@ impl McmcReport {
     }
 }
 
-fn write_client_report(out: &Path, id: usize, state: &CampaignState) -> std::io::Result<()> {
+fn write_client_report(out: &Path, id: usize, state: &CampaignState, counters: &Counters) -> std::io::Result<()> {
     use nix::sys::resource::UsageWho;
     let report = ClientReport {
         executions: *state.executions(),
@@ -184,6 +187,7 @@ fn write_client_report(out: &Path, id: usize, state: &CampaignState) -> std::io:
         own_cpu: cpu_seconds(UsageWho::RUSAGE_SELF)?,
         children_cpu: cpu_seconds(UsageWho::RUSAGE_CHILDREN)?,
         mcmc: McmcReport::of(state.metadata::<McmcChains>().unwrap_or(&McmcChains::default())),
+        counters: counters.clone(),
     };
     let dir = out.join("clients");
     std::fs::create_dir_all(&dir)?;
@@ -545,7 +549,7 @@ where
         let out_of_iterations = options.iterations.is_some_and(|n| *state.executions() >= n);
         if out_of_time || out_of_iterations {
             mgr.report_progress(&mut state)?;
-            if let Err(e) = write_client_report(&options.out, desc.id(), &state) {
+            if let Err(e) = write_client_report(&options.out, desc.id(), &state, &executor.counter_totals) {
                 log::warn!("cannot write the report of client {}: {e}", desc.id());
             }
             if let Ok(chains) = state.metadata::<McmcChains>() {

@@ -4,6 +4,7 @@ use anyhow::{bail, Context, Result};
 use ccfuzz::bench::{run_bench, BenchOptions};
 use ccfuzz::campaign::{profile_directory, replay, run_campaign, CampaignOptions, SeedSource};
 use ccfuzz::config::Config;
+use ccfuzz::experiment::{counters_experiment, RunPlan, Setup};
 use ccfuzz::mcmc::{Family, Guidance, McmcOptions};
 use ccfuzz::seeds::SeedMaker;
 use ccfuzz_mutators::athena::{AthenaChain, AthenaParams};
@@ -127,6 +128,41 @@ enum Command {
         /// The build directory of `make instrumented-tcc`, for the observers' overheads.
         #[arg(long, default_value = "build")]
         build: PathBuf,
+    },
+    /// Draw a campaign's progress over time (from OUT/stats.json) into OUT/plots/campaign.{png,svg}.
+    Plot { out: PathBuf },
+    /// Compare two campaign setups, as YARPGen's optimization-counter study.
+    #[command(subcommand)]
+    Experiment(Experiment),
+}
+
+#[derive(Subcommand)]
+enum Experiment {
+    /// Runs setups A and B R times each on one core and classifies every optimization counter
+    /// as A better / B better / comparable (Welch, 95%); writes report.md, counters.csv and
+    /// verdicts.{png,svg} in --out.
+    Counters {
+        /// Setup A: `ccfuzz fuzz` options as key=value words, e.g. "mutators=hermes".
+        #[arg(long)]
+        a: String,
+        /// Setup B, e.g. "mutators=athena".
+        #[arg(long)]
+        b: String,
+        /// Must observe counters in some configuration (`counters = "gcc"`).
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        seeds: PathBuf,
+        /// Length of each run.
+        #[arg(long, default_value_t = 600)]
+        seconds: u64,
+        #[arg(long, default_value_t = 5)]
+        repetitions: usize,
+        /// The core every run is pinned to.
+        #[arg(long, default_value_t = 0)]
+        core: usize,
+        #[arg(long, default_value = "experiment-counters")]
+        out: PathBuf,
     },
 }
 
@@ -434,5 +470,36 @@ fn main() -> Result<()> {
             out,
             build,
         }),
+        Command::Experiment(Experiment::Counters {
+            a,
+            b,
+            config,
+            seeds,
+            seconds,
+            repetitions,
+            core,
+            out,
+        }) => {
+            let plan = RunPlan {
+                binary: std::env::current_exe().context("cannot find the ccfuzz binary")?,
+                config,
+                seeds,
+                seconds,
+                repetitions,
+                core,
+                out,
+            };
+            print!(
+                "{}",
+                counters_experiment(&plan, &Setup::parse(&a)?, &Setup::parse(&b)?)?
+            );
+            Ok(())
+        }
+        Command::Plot { out } => {
+            for file in ccfuzz::plot::plot_campaign(&out)? {
+                println!("wrote {}", file.display());
+            }
+            Ok(())
+        }
     }
 }
