@@ -168,7 +168,9 @@ fn panels_on<DB: DrawingBackend>(
     let rows = panels.len().div_ceil(columns).max(1);
     for (area, panel) in root.split_evenly((rows, columns)).iter().zip(panels) {
         let points = panel.series.iter().flat_map(|s| s.points.iter());
-        let (x_max, y_max) = points.fold((1e-9f64, 1e-9f64), |(x, y), p| (x.max(p.0), y.max(p.1)));
+        let (x_max, y_max) = points.fold((1e-9f64, 0.0f64), |(x, y), p| (x.max(p.0), y.max(p.1)));
+        // A statistic that stayed at zero (no finding yet) gets a readable axis.
+        let y_max = if y_max > 0.0 { y_max } else { 1.0 };
         let mut chart = ChartBuilder::on(area)
             .caption(&panel.title, ("sans-serif", 20))
             .margin(10)

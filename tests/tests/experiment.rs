@@ -1,0 +1,60 @@
+//! The experiments and plots end to end at a tiny scale: real campaigns of gcc-12 with its
+//! statistics observed, counters classified, reports and charts written.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn counters_experiment_classifies_every_counter_and_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("configuration.toml");
+    std::fs::write(
+        &config,
+        "reference = \"gcc -O0\"\nub_check = [\"clang -O0\"]\nconfigurations = [{ command = \"gcc-12 -O2\", counters = \"gcc\" }]\ncompile_timeout = 60.0\nseed_timeout = 5.0\nrun_timeout = 10.0\ncsmith_include = \"/usr/include/csmith\"\ncsmith_args = [\"--no-packed-struct\"]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("exp");
+    let output = ccfuzz()
+        .args(["experiment", "counters", "--a", "mutators=hermes", "--b", "mutators=orion"])
+        .arg("--config")
+        .arg(&config)
+        .arg("--seeds")
+        .arg(seeds("dead"))
+        .args(["--seconds", "12", "--repetitions", "2", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    let csv = std::fs::read_to_string(out.join("counters.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    // gcc-12 -O2 reports well over a hundred statistics on any function.
+    assert!(rows.len() > 50, "{csv}");
+    let verdicts = ["A better", "B better", "comparable"];
+    assert!(rows.iter().all(|r| verdicts.iter().any(|v| r.ends_with(v))), "{csv}");
+    assert!(rows.iter().all(|r| r.starts_with("\"gcc-12 -O2 | ")), "{csv}");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let total = format!("counters: {} in all", rows.len());
+    assert!(report.contains(&total), "{report}");
+    assert!(report.contains("geometric mean of A/B ratios"), "{report}");
+    for file in ["verdicts.png", "verdicts.svg"] {
+        assert_png_or_svg(&out.join(file));
+    }
+    // Every run kept its monitor's statistics over time: plot one.
+    let plot = ccfuzz().arg("plot").arg(out.join("a-1")).output().unwrap();
+    assert!(plot.status.success(), "{}", text(&plot));
+    for file in ["campaign.png", "campaign.svg"] {
+        assert_png_or_svg(&out.join("a-1/plots").join(file));
+    }
+}
+
+fn assert_png_or_svg(path: &std::path::Path) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let ok = if path.extension().unwrap() == "png" {
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 5_000
+    } else {
+        String::from_utf8_lossy(&bytes).contains("<svg") && bytes.len() > 2_000
+    };
+    assert!(ok, "{} is not a drawn chart ({} bytes)", path.display(), bytes.len());
+}
