@@ -8,7 +8,7 @@
 
 use crate::campaign::ClientReport;
 use crate::plot::draw_bars;
-use crate::stats::{mean_sd, welch_p};
+use crate::stats::{ci95, mean_sd, welch_p};
 use anyhow::{bail, Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -272,6 +272,93 @@ pub fn counters_experiment(plan: &RunPlan, a: &Setup, b: &Setup) -> Result<Strin
                 .map(|v| count(v) as f64)
                 .to_vec(),
         )],
+    )?;
+    Ok(md)
+}
+
+/// What a guidance run reached: compiler coverage (the last `*_covered` statistic of its
+/// monitor: AFL edges or gcov lines), distinct optimization counters over all its executions,
+/// findings, executions.
+fn guidance_measures(dir: &Path, reports: &[ClientReport]) -> Result<[f64; 4]> {
+    let stats = std::fs::read_to_string(dir.join("stats.json")).unwrap_or_default();
+    let coverage = stats
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| {
+            let fields = v.as_object()?.clone();
+            fields
+                .iter()
+                .find(|(k, _)| k.ends_with("_covered"))
+                .and_then(|(_, v)| v.get("Number").and_then(serde_json::Value::as_f64))
+        })
+        .fold(0.0, f64::max);
+    let counters: BTreeSet<&String> = reports.iter().flat_map(|r| r.counters.keys()).collect();
+    let findings = std::fs::read_dir(dir.join("findings")).map_or(0, |d| d.count());
+    let executions = reports.iter().map(|r| r.executions as f64).sum();
+    Ok([coverage, counters.len() as f64, findings as f64, executions])
+}
+
+/// The guidance experiment: the same campaign with the MCMC energy's coverage and counter
+/// terms on (A) and off (B: plain Athena distance), R runs each; means with 95% confidence
+/// intervals and Welch's p of compiler coverage, distinct counters, findings and executions.
+pub fn guidance_experiment(plan: &RunPlan, on: &Setup, off: &Setup) -> Result<String> {
+    std::fs::create_dir_all(&plan.out)?;
+    let mut measures: [Vec<[f64; 4]>; 2] = [Vec::new(), Vec::new()];
+    for repetition in 1..=plan.repetitions {
+        for (side, setup) in [(0, on), (1, off)] {
+            let dir = plan.out.join(format!("{}-{repetition}", ["on", "off"][side]));
+            log::info!("run {}: {}", dir.display(), setup.label);
+            let reports = run_once(plan, setup, &dir)?;
+            measures[side].push(guidance_measures(&dir, &reports)?);
+        }
+    }
+    let names = ["compiler coverage", "distinct counters", "findings", "executions"];
+    let mut md = String::from("# Guidance: MCMC energy with coverage/counter terms (on) vs plain Athena (off)\n\n");
+    writeln!(md, "- on: `{}`\n- off: `{}`", on.label, off.label)?;
+    writeln!(
+        md,
+        "- {} repetitions of {} s each on one core; configuration {}; seeds {}\n",
+        plan.repetitions,
+        plan.seconds,
+        plan.config.display(),
+        plan.seeds.display()
+    )?;
+    writeln!(
+        md,
+        "| measure | on (mean ± 95% CI) | off (mean ± 95% CI) | p (Welch) |\n|---|---:|---:|---:|"
+    )?;
+    let mut csv = String::from("run,coverage,distinct_counters,findings,executions\n");
+    for (side, label) in [(0, "on"), (1, "off")] {
+        for (i, m) in measures[side].iter().enumerate() {
+            writeln!(csv, "{label}-{},{},{},{},{}", i + 1, m[0], m[1], m[2], m[3])?;
+        }
+    }
+    for (index, name) in names.iter().enumerate() {
+        let column = |side: usize| measures[side].iter().map(|m| m[index]).collect::<Vec<f64>>();
+        let (a, b) = (column(0), column(1));
+        writeln!(
+            md,
+            "| {name} | {:.1} ± {:.1} | {:.1} ± {:.1} | {:.3} |",
+            mean_sd(&a).0,
+            ci95(&a),
+            mean_sd(&b).0,
+            ci95(&b),
+            welch_p(&a, &b)
+        )?;
+    }
+    std::fs::write(plan.out.join("guidance.csv"), csv)?;
+    std::fs::write(plan.out.join("report.md"), &md)?;
+    let means = |side: usize| {
+        (0..3)
+            .map(|i| mean_sd(&measures[side].iter().map(|m| m[i]).collect::<Vec<_>>()).0)
+            .collect()
+    };
+    draw_bars(
+        &plan.out.join("guidance"),
+        "guidance on vs off (means)",
+        "value",
+        &names[..3].iter().map(|n| n.to_string()).collect::<Vec<_>>(),
+        &[("on".into(), means(0)), ("off".into(), means(1))],
     )?;
     Ok(md)
 }

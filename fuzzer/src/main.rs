@@ -4,7 +4,7 @@ use anyhow::{bail, Context, Result};
 use ccfuzz::bench::{run_bench, BenchOptions};
 use ccfuzz::campaign::{profile_directory, replay, run_campaign, CampaignOptions, SeedSource};
 use ccfuzz::config::Config;
-use ccfuzz::experiment::{counters_experiment, RunPlan, Setup};
+use ccfuzz::experiment::{counters_experiment, guidance_experiment, RunPlan, Setup};
 use ccfuzz::mcmc::{Family, Guidance, McmcOptions};
 use ccfuzz::seeds::SeedMaker;
 use ccfuzz_mutators::athena::{AthenaChain, AthenaParams};
@@ -162,6 +162,30 @@ enum Experiment {
         #[arg(long, default_value_t = 0)]
         core: usize,
         #[arg(long, default_value = "experiment-counters")]
+        out: PathBuf,
+    },
+    /// Runs the same campaign with the MCMC energy's coverage/counter terms on and off (plain
+    /// Athena distance), R times each on one core; reports compiler coverage, distinct
+    /// counters, findings with 95% confidence intervals in --out/report.md.
+    Guidance {
+        /// Setup with guidance (key=value `ccfuzz fuzz` options).
+        #[arg(long, default_value = "mutators=athena coverage-weight=0.001 counter-weight=0.005")]
+        on: String,
+        /// Setup without.
+        #[arg(long, default_value = "mutators=athena coverage-weight=0 counter-weight=0")]
+        off: String,
+        /// Should observe coverage (`coverage = "afl"` or `"gcov"`) and counters.
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        seeds: PathBuf,
+        #[arg(long, default_value_t = 600)]
+        seconds: u64,
+        #[arg(long, default_value_t = 5)]
+        repetitions: usize,
+        #[arg(long, default_value_t = 0)]
+        core: usize,
+        #[arg(long, default_value = "experiment-guidance")]
         out: PathBuf,
     },
 }
@@ -492,6 +516,31 @@ fn main() -> Result<()> {
             print!(
                 "{}",
                 counters_experiment(&plan, &Setup::parse(&a)?, &Setup::parse(&b)?)?
+            );
+            Ok(())
+        }
+        Command::Experiment(Experiment::Guidance {
+            on,
+            off,
+            config,
+            seeds,
+            seconds,
+            repetitions,
+            core,
+            out,
+        }) => {
+            let plan = RunPlan {
+                binary: std::env::current_exe().context("cannot find the ccfuzz binary")?,
+                config,
+                seeds,
+                seconds,
+                repetitions,
+                core,
+                out,
+            };
+            print!(
+                "{}",
+                guidance_experiment(&plan, &Setup::parse(&on)?, &Setup::parse(&off)?)?
             );
             Ok(())
         }

@@ -16,7 +16,14 @@ fn counters_experiment_classifies_every_counter_and_plots() {
     .unwrap();
     let out = dir.path().join("exp");
     let output = ccfuzz()
-        .args(["experiment", "counters", "--a", "mutators=hermes", "--b", "mutators=orion"])
+        .args([
+            "experiment",
+            "counters",
+            "--a",
+            "mutators=hermes",
+            "--b",
+            "mutators=orion",
+        ])
         .arg("--config")
         .arg(&config)
         .arg("--seeds")
