@@ -276,26 +276,19 @@ pub fn counters_experiment(plan: &RunPlan, a: &Setup, b: &Setup) -> Result<Strin
     Ok(md)
 }
 
-/// What a guidance run reached: compiler coverage (the last `*_covered` statistic of its
-/// monitor: AFL edges or gcov lines), distinct optimization counters over all its executions,
-/// findings, executions.
-fn guidance_measures(dir: &Path, reports: &[ClientReport]) -> Result<[f64; 4]> {
-    let stats = std::fs::read_to_string(dir.join("stats.json")).unwrap_or_default();
-    let coverage = stats
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter_map(|v| {
-            let fields = v.as_object()?.clone();
-            fields
-                .iter()
-                .find(|(k, _)| k.ends_with("_covered"))
-                .and_then(|(_, v)| v.get("Number").and_then(serde_json::Value::as_f64))
-        })
+/// What a guidance run reached: compiler coverage (AFL edges or gcov lines its corpus holds),
+/// distinct optimization counters over all its executions, findings, executions.
+fn guidance_measures(dir: &Path, reports: &[ClientReport]) -> [f64; 4] {
+    let coverage = reports
+        .iter()
+        .flat_map(|r| r.covered.iter())
+        .filter(|(stat, _)| stat.ends_with("_covered"))
+        .map(|(_, value)| *value as f64)
         .fold(0.0, f64::max);
     let counters: BTreeSet<&String> = reports.iter().flat_map(|r| r.counters.keys()).collect();
     let findings = std::fs::read_dir(dir.join("findings")).map_or(0, |d| d.count());
     let executions = reports.iter().map(|r| r.executions as f64).sum();
-    Ok([coverage, counters.len() as f64, findings as f64, executions])
+    [coverage, counters.len() as f64, findings as f64, executions]
 }
 
 /// The guidance experiment: the same campaign with the MCMC energy's coverage and counter
@@ -309,7 +302,7 @@ pub fn guidance_experiment(plan: &RunPlan, on: &Setup, off: &Setup) -> Result<St
             let dir = plan.out.join(format!("{}-{repetition}", ["on", "off"][side]));
             log::info!("run {}: {}", dir.display(), setup.label);
             let reports = run_once(plan, setup, &dir)?;
-            measures[side].push(guidance_measures(&dir, &reports)?);
+            measures[side].push(guidance_measures(&dir, &reports));
         }
     }
     let names = ["compiler coverage", "distinct counters", "findings", "executions"];

@@ -65,3 +65,61 @@ fn assert_png_or_svg(path: &std::path::Path) {
     };
     assert!(ok, "{} is not a drawn chart ({} bytes)", path.display(), bytes.len());
 }
+
+#[test]
+fn guidance_experiment_measures_coverage_counters_and_findings_of_both_setups() {
+    let dir = tempfile::tempdir().unwrap();
+    let tcc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../build/tcc-afl");
+    assert!(
+        tcc.join("tcc").is_file(),
+        "{} is missing: run `make instrumented-tcc`",
+        tcc.display()
+    );
+    let tcc = tcc.canonicalize().unwrap();
+    let config = dir.path().join("configuration.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "reference = \"gcc -O0\"\nub_check = [\"clang -O0\"]\n\
+             configurations = [{{ command = \"{tcc} -B{build}\", coverage = \"afl\" }}, {{ command = \"gcc-12 -O1\", counters = \"gcc\" }}]\n\
+             compile_timeout = 60.0\nseed_timeout = 5.0\nrun_timeout = 10.0\n\
+             csmith_include = \"/usr/include/csmith\"\ncsmith_args = [\"--no-packed-struct\"]\n",
+            tcc = tcc.join("tcc").display(),
+            build = tcc.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("exp");
+    let output = ccfuzz()
+        .args(["experiment", "guidance", "--config"])
+        .arg(&config)
+        .arg("--seeds")
+        .arg(seeds("dead"))
+        .args(["--seconds", "10", "--repetitions", "2", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    let csv = std::fs::read_to_string(out.join("guidance.csv")).unwrap();
+    let runs: Vec<Vec<f64>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').skip(1).map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(runs.len(), 4, "{csv}");
+    for run in &runs {
+        // AFL tcc covers over a thousand edges on any program; gcc-12 -O1 sets dozens of counters.
+        assert!(run[0] > 1_000.0 && run[1] > 30.0 && run[3] > 0.0, "{csv}");
+    }
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for row in [
+        "| compiler coverage |",
+        "| distinct counters |",
+        "| findings |",
+        "| executions |",
+    ] {
+        assert!(report.contains(row), "{report}");
+    }
+    assert_png_or_svg(&out.join("guidance.png"));
+}
