@@ -5,6 +5,7 @@ pub mod bench;
 pub mod campaign;
 pub mod compile;
 pub mod config;
+pub mod coverage_study;
 pub mod executor;
 pub mod experiment;
 pub mod instrument;

@@ -4,6 +4,7 @@ use anyhow::{bail, Context, Result};
 use ccfuzz::bench::{run_bench, BenchOptions};
 use ccfuzz::campaign::{profile_directory, replay, run_campaign, CampaignOptions, SeedSource};
 use ccfuzz::config::Config;
+use ccfuzz::coverage_study::{coverage_experiment, CoveragePlan};
 use ccfuzz::experiment::{counters_experiment, guidance_experiment, RunPlan, Setup};
 use ccfuzz::mcmc::{Family, Guidance, McmcOptions};
 use ccfuzz::seeds::SeedMaker;
@@ -186,6 +187,25 @@ enum Experiment {
         #[arg(long, default_value_t = 0)]
         core: usize,
         #[arg(long, default_value = "experiment-guidance")]
+        out: PathBuf,
+    },
+    /// The Hermes coverage study: gcov lines of a `--coverage` compiler covered by the seeds,
+    /// then by the seeds with k variants each per mutator family; report.md, coverage.csv,
+    /// coverage.{png,svg} in --out.
+    Coverage {
+        /// The gcov-built compiler command (e.g. "build/tcc-gcov/tcc -Bbuild/tcc-gcov").
+        #[arg(long)]
+        compiler: String,
+        /// The configuration `ccfuzz mutate` profiles the seeds with.
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        seeds: PathBuf,
+        #[arg(long, value_delimiter = ',', default_value = "orion,athena,hermes")]
+        families: Vec<String>,
+        #[arg(long, value_delimiter = ',', default_value = "1,10,20")]
+        ks: Vec<usize>,
+        #[arg(long, default_value = "experiment-coverage")]
         out: PathBuf,
     },
 }
@@ -542,6 +562,26 @@ fn main() -> Result<()> {
                 "{}",
                 guidance_experiment(&plan, &Setup::parse(&on)?, &Setup::parse(&off)?)?
             );
+            Ok(())
+        }
+        Command::Experiment(Experiment::Coverage {
+            compiler,
+            config,
+            seeds,
+            families,
+            ks,
+            out,
+        }) => {
+            let plan = CoveragePlan {
+                binary: std::env::current_exe().context("cannot find the ccfuzz binary")?,
+                compiler,
+                config,
+                seeds,
+                families,
+                ks,
+                out,
+            };
+            print!("{}", coverage_experiment(&plan)?);
             Ok(())
         }
         Command::Plot { out } => {

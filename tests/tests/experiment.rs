@@ -123,3 +123,48 @@ fn guidance_experiment_measures_coverage_counters_and_findings_of_both_setups() 
     }
     assert_png_or_svg(&out.join("guidance.png"));
 }
+
+#[test]
+fn coverage_experiment_gains_lines_with_more_variants_per_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let tcc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../build/tcc-gcov");
+    assert!(
+        tcc.join("tcc").is_file(),
+        "{} is missing: run `make instrumented-tcc`",
+        tcc.display()
+    );
+    let tcc = tcc.canonicalize().unwrap();
+    let config = write_config(dir.path(), &["gcc -O1"], 60.0);
+    let out = dir.path().join("exp");
+    let output = ccfuzz()
+        .args(["experiment", "coverage", "--compiler"])
+        .arg(format!("{} -B{}", tcc.join("tcc").display(), tcc.display()))
+        .arg("--config")
+        .arg(&config)
+        .arg("--seeds")
+        .arg(seeds("dead"))
+        .args(["--families", "orion,hermes", "--ks", "1,3", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    let csv = std::fs::read_to_string(out.join("coverage.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 5, "{csv}");
+    let baseline: usize = rows[0][3].parse().unwrap();
+    assert!(baseline > 1_000, "{csv}");
+    for family in ["orion", "hermes"] {
+        let of = |k: &str| {
+            rows.iter()
+                .find(|r| r[0] == family && r[1] == k)
+                .unwrap_or_else(|| panic!("{csv}"))
+        };
+        let (one, three) = (of("1"), of("3"));
+        assert_eq!((one[2], three[2]), ("1", "3"), "{csv}");
+        let (l1, l3): (usize, usize) = (one[3].parse().unwrap(), three[3].parse().unwrap());
+        // A file set's coverage contains its subsets'.
+        assert!(baseline <= l1 && l1 <= l3, "{csv}");
+    }
+    assert_png_or_svg(&out.join("coverage.png"));
+}
