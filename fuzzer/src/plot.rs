@@ -292,3 +292,32 @@ fn bars_on<DB: DrawingBackend>(
         .map_err(failed)?;
     root.present().map_err(failed)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resumed_campaign_continues_the_time_axis() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stats.json");
+        let lines = [
+            r#"{"run_time":0,"clients":1,"corpus":1,"acceptance":{"Percent":0.5}}"#,
+            r#"{"run_time":5,"clients":1,"corpus":3,"edges_covered":{"Number":40}}"#,
+            r#"{"run_time":10,"clients":1,"corpus":4}"#,
+            r#"{"run_time":2,"clients":1,"corpus":4}"#,
+            r#"{"run_time":7,"clients":1,"corpus":6}"#,
+        ];
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        let series = read_stats(&path).unwrap();
+        let get = |name: &str| series.iter().find(|s| s.label == name).unwrap().points.clone();
+        let corpus = get("corpus");
+        assert_eq!(
+            corpus.iter().map(|p| p.0).collect::<Vec<_>>(),
+            [0.0, 5.0, 10.0, 12.0, 17.0]
+        );
+        assert_eq!(get("acceptance"), [(0.0, 50.0)]);
+        assert_eq!(get("edges_covered"), [(5.0, 40.0)]);
+        assert!(series.iter().all(|s| s.label != "clients" && s.label != "run_time"));
+    }
+}
