@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
-use ccfuzz_observers::counters::{counter_map, CounterNamesObserver};
+use ccfuzz_observers::counters::{counter_map, CounterNamesObserver, Counters};
 use ccfuzz_observers::novelty::NoveltyFeedback;
 use ccfuzz_observers::ExecutionObserver;
 use ccfuzz_orange::{Change, GenOptions, OrangeGenerator, OrangeMutator, OrangeProgram};
@@ -47,7 +47,7 @@ use libafl_bolts::tuples::{tuple_list, Handled};
 use libafl_bolts::{current_nanos, impl_serdeany, nonzero, Named};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -165,6 +165,13 @@ pub struct ClientReport {
     /// CPU seconds of its children: compilers, test binaries, csmith.
     pub children_cpu: f64,
     pub mcmc: McmcReport,
+    /// Optimization counters summed over the client's executions since it (re)started.
+    #[serde(default)]
+    pub counters: Counters,
+    /// Compiler coverage entries (`edges_covered`, `lines_covered`) and distinct counters the
+    /// client's corpus holds.
+    #[serde(default)]
+    pub covered: BTreeMap<String, u64>,
 }
 
 /// The chains of a client: acceptance, and how far from their seeds they went.
@@ -193,7 +200,13 @@ impl McmcReport {
     }
 }
 
-fn write_client_report(out: &Path, id: usize, state: &CampaignState) -> std::io::Result<()> {
+fn write_client_report(
+    out: &Path,
+    id: usize,
+    state: &CampaignState,
+    counters: &Counters,
+    covered: BTreeMap<String, u64>,
+) -> std::io::Result<()> {
     use nix::sys::resource::UsageWho;
     let report = ClientReport {
         executions: *state.executions(),
@@ -202,6 +215,8 @@ fn write_client_report(out: &Path, id: usize, state: &CampaignState) -> std::io:
         own_cpu: cpu_seconds(UsageWho::RUSAGE_SELF)?,
         children_cpu: cpu_seconds(UsageWho::RUSAGE_CHILDREN)?,
         mcmc: McmcReport::of(state.metadata::<McmcChains>().unwrap_or(&McmcChains::default())),
+        counters: counters.clone(),
+        covered,
     };
     let dir = out.join("clients");
     std::fs::create_dir_all(&dir)?;
@@ -628,7 +643,16 @@ where
         let out_of_iterations = options.iterations.is_some_and(|n| *state.executions() >= n);
         if out_of_time || out_of_iterations {
             mgr.report_progress(&mut state)?;
-            if let Err(e) = write_client_report(&options.out, desc.id(), &state) {
+            let covered = observed_maps
+                .iter()
+                .map(|(map, stat)| {
+                    (
+                        stat.clone(),
+                        ccfuzz_observers::novelty::covered_entries(&state, map) as u64,
+                    )
+                })
+                .collect();
+            if let Err(e) = write_client_report(&options.out, desc.id(), &state, &executor.counter_totals, covered) {
                 log::warn!("cannot write the report of client {}: {e}", desc.id());
             }
             if let Ok(chains) = state.metadata::<McmcChains>() {

@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::instrument::Instruments;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
-use ccfuzz_observers::counters::{fill_map, CounterMapObserver, CounterNamesObserver};
+use ccfuzz_observers::counters::{fill_map, CounterMapObserver, CounterNamesObserver, Counters};
 use ccfuzz_observers::coverage::CoverageObserver;
 use ccfuzz_observers::gcov::GcovCoverage;
 use ccfuzz_observers::{ConfigOutcome, ExecutionObserver};
@@ -52,6 +52,9 @@ pub struct CompileRunExecutor<OT> {
     programs: Arc<Programs>,
     config: Config,
     workdir: PathBuf,
+    /// Every optimization counter summed over all executions (the counters experiment's
+    /// measure, as YARPGen's: how often the optimizer did each thing over the whole run).
+    pub counter_totals: Counters,
 }
 
 /// What one execution reported, before it is moved into the observers.
@@ -74,6 +77,7 @@ impl<OT> CompileRunExecutor<OT> {
             observers,
             handles,
             instruments,
+            counter_totals: Counters::new(),
             programs,
             config,
             workdir,
@@ -177,6 +181,9 @@ where
                 .get_mut(&handles.counters)
                 .ok_or_else(|| missing("counter map"))?,
         );
+        for (name, value) in &reports.counter_names.counters {
+            *self.counter_totals.entry(name.clone()).or_default() += value;
+        }
         observers
             .get_mut(&handles.counter_names)
             .ok_or_else(|| missing("counter names"))?

@@ -4,6 +4,8 @@ use anyhow::{bail, Context, Result};
 use ccfuzz::bench::{run_bench, BenchOptions};
 use ccfuzz::campaign::{profile_directory, replay, run_campaign, CampaignOptions, SeedSource};
 use ccfuzz::config::Config;
+use ccfuzz::coverage_study::{coverage_experiment, CoveragePlan};
+use ccfuzz::experiment::{counters_experiment, guidance_experiment, RunPlan, Setup};
 use ccfuzz::generate::write_orange;
 use ccfuzz::mcmc::{Family, Guidance, McmcOptions};
 use ccfuzz::seeds::SeedMaker;
@@ -162,6 +164,84 @@ enum Command {
         /// The build directory of `make instrumented-tcc`, for the observers' overheads.
         #[arg(long, default_value = "build")]
         build: PathBuf,
+    },
+    /// Draw a campaign's progress over time (from OUT/stats.json) into OUT/plots/campaign.{png,svg}.
+    Plot { out: PathBuf },
+    /// Compare two campaign setups, as YARPGen's optimization-counter study.
+    #[command(subcommand)]
+    Experiment(Experiment),
+}
+
+#[derive(Subcommand)]
+enum Experiment {
+    /// Runs setups A and B R times each on one core and classifies every optimization counter
+    /// as A better / B better / comparable (Welch, 95%); writes report.md, counters.csv and
+    /// verdicts.{png,svg} in --out.
+    Counters {
+        /// Setup A: `ccfuzz fuzz` options as key=value words, e.g. "mutators=hermes".
+        #[arg(long)]
+        a: String,
+        /// Setup B, e.g. "mutators=athena".
+        #[arg(long)]
+        b: String,
+        /// Must observe counters in some configuration (`counters = "gcc"`).
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        seeds: PathBuf,
+        /// Length of each run.
+        #[arg(long, default_value_t = 600)]
+        seconds: u64,
+        #[arg(long, default_value_t = 5)]
+        repetitions: usize,
+        /// The core every run is pinned to.
+        #[arg(long, default_value_t = 0)]
+        core: usize,
+        #[arg(long, default_value = "experiment-counters")]
+        out: PathBuf,
+    },
+    /// Runs the same campaign with the MCMC energy's coverage/counter terms on and off (plain
+    /// Athena distance), R times each on one core; reports compiler coverage, distinct
+    /// counters, findings with 95% confidence intervals in --out/report.md.
+    Guidance {
+        /// Setup with guidance (key=value `ccfuzz fuzz` options).
+        #[arg(long, default_value = "mutators=athena coverage-weight=0.001 counter-weight=0.005")]
+        on: String,
+        /// Setup without.
+        #[arg(long, default_value = "mutators=athena coverage-weight=0 counter-weight=0")]
+        off: String,
+        /// Should observe coverage (`coverage = "afl"` or `"gcov"`) and counters.
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        seeds: PathBuf,
+        #[arg(long, default_value_t = 600)]
+        seconds: u64,
+        #[arg(long, default_value_t = 5)]
+        repetitions: usize,
+        #[arg(long, default_value_t = 0)]
+        core: usize,
+        #[arg(long, default_value = "experiment-guidance")]
+        out: PathBuf,
+    },
+    /// The Hermes coverage study: gcov lines of a `--coverage` compiler covered by the seeds,
+    /// then by the seeds with k variants each per mutator family; report.md, coverage.csv,
+    /// coverage.{png,svg} in --out.
+    Coverage {
+        /// The gcov-built compiler command (e.g. "build/tcc-gcov/tcc -Bbuild/tcc-gcov").
+        #[arg(long)]
+        compiler: String,
+        /// The configuration `ccfuzz mutate` profiles the seeds with.
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        seeds: PathBuf,
+        #[arg(long, value_delimiter = ',', default_value = "orion,athena,hermes")]
+        families: Vec<String>,
+        #[arg(long, value_delimiter = ',', default_value = "1,10,20")]
+        ks: Vec<usize>,
+        #[arg(long, default_value = "experiment-coverage")]
+        out: PathBuf,
     },
 }
 
@@ -545,5 +625,81 @@ fn main() -> Result<()> {
             out,
             build,
         }),
+        Command::Experiment(Experiment::Counters {
+            a,
+            b,
+            config,
+            seeds,
+            seconds,
+            repetitions,
+            core,
+            out,
+        }) => {
+            let plan = RunPlan {
+                binary: std::env::current_exe().context("cannot find the ccfuzz binary")?,
+                config,
+                seeds,
+                seconds,
+                repetitions,
+                core,
+                out,
+            };
+            print!(
+                "{}",
+                counters_experiment(&plan, &Setup::parse(&a)?, &Setup::parse(&b)?)?
+            );
+            Ok(())
+        }
+        Command::Experiment(Experiment::Guidance {
+            on,
+            off,
+            config,
+            seeds,
+            seconds,
+            repetitions,
+            core,
+            out,
+        }) => {
+            let plan = RunPlan {
+                binary: std::env::current_exe().context("cannot find the ccfuzz binary")?,
+                config,
+                seeds,
+                seconds,
+                repetitions,
+                core,
+                out,
+            };
+            print!(
+                "{}",
+                guidance_experiment(&plan, &Setup::parse(&on)?, &Setup::parse(&off)?)?
+            );
+            Ok(())
+        }
+        Command::Experiment(Experiment::Coverage {
+            compiler,
+            config,
+            seeds,
+            families,
+            ks,
+            out,
+        }) => {
+            let plan = CoveragePlan {
+                binary: std::env::current_exe().context("cannot find the ccfuzz binary")?,
+                compiler,
+                config,
+                seeds,
+                families,
+                ks,
+                out,
+            };
+            print!("{}", coverage_experiment(&plan)?);
+            Ok(())
+        }
+        Command::Plot { out } => {
+            for file in ccfuzz::plot::plot_campaign(&out)? {
+                println!("wrote {}", file.display());
+            }
+            Ok(())
+        }
     }
 }
