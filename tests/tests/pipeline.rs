@@ -252,9 +252,9 @@ fn two_cores_share_their_seeds_over_llmp() {
     }
     assert_eq!(reports.len(), 2, "{log}");
     // Each client executed its share of the two seeds and took the other one from its peer
-    // without executing it.
+    // without executing it; its own accepted chain states are not imported by the peer.
     for report in &reports {
-        assert_eq!(report["corpus"], 2, "{reports:?}");
+        assert!(report["corpus"].as_u64().unwrap() >= 2, "{reports:?}");
         assert_eq!(report["imported"], 1, "{reports:?}");
     }
 }
