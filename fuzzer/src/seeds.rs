@@ -301,27 +301,29 @@ impl SeedMaker {
         let source = dir.join("valuation.c");
         std::fs::write(&source, plan.instrument(&program, seed.profile.include_block_len))?;
         let binary = dir.join("valuation");
-        let (failure, _) = compile(
-            &self.config.reference,
-            &source,
-            &binary,
-            &[],
-            self.profile_compile_timeout(),
-        )?;
-        if let Some(failure) = failure {
-            return Ok(Err(format!("the instrumented seed does not compile: {failure:?}")));
+        // The seed's output is the same under every compiler, but with operands evaluated in
+        // another order the values at a point may differ: the profile is the union over the
+        // reference and the UB-check compilers.
+        let mut valuation = Valuation::default();
+        for compiler in std::iter::once(&self.config.reference).chain(&self.config.ub_check) {
+            let (failure, _) = compile(compiler, &source, &binary, &[], self.profile_compile_timeout())?;
+            if let Some(failure) = failure {
+                return Ok(Err(format!("the instrumented seed does not compile: {failure:?}")));
+            }
+            let output = dir.join(OUTPUT_FILE);
+            let _ = std::fs::remove_file(&output);
+            let run = run_binary(&binary, self.config.seed_timeout() * 4)?;
+            if !run.is_expected(seed.profile.expected_exit, &seed.expected_output) {
+                return Ok(Err(format!(
+                    "the probes changed what the seed does under {}: {}",
+                    compiler.name(),
+                    run.describe()
+                )));
+            }
+            let probes = std::fs::read_to_string(&output).unwrap_or_default();
+            valuation.merge(plan.parse_output(&probes));
         }
-        let output = dir.join(OUTPUT_FILE);
-        let _ = std::fs::remove_file(&output);
-        let run = run_binary(&binary, self.config.seed_timeout() * 4)?;
-        if !run.is_expected(seed.profile.expected_exit, &seed.expected_output) {
-            return Ok(Err(format!(
-                "the probes changed what the seed does: {}",
-                run.describe()
-            )));
-        }
-        let probes = std::fs::read_to_string(&output).unwrap_or_default();
-        Ok(Ok(plan.parse_output(&probes)))
+        Ok(Ok(valuation))
     }
 
     /// Vetting a seed is not testing the compiler: it gets at least a minute per compilation

@@ -58,6 +58,27 @@ pub struct Valuation {
     pub points: BTreeMap<StmtId, PointValues>,
 }
 
+impl Valuation {
+    /// Adds the values another run of the same plan observed (under another compiler, whose
+    /// order of evaluation may leave other values at a point): a snippet must hold for both.
+    pub fn merge(&mut self, other: Valuation) {
+        for (stmt, theirs) in other.points {
+            match self.points.get_mut(&stmt) {
+                None => {
+                    self.points.insert(stmt, theirs);
+                }
+                Some(ours) => {
+                    for (set, values) in ours.values.iter_mut().zip(theirs.values) {
+                        set.extend(values);
+                    }
+                    ours.hits += theirs.hits;
+                    ours.capped |= theirs.capped;
+                }
+            }
+        }
+    }
+}
+
 impl Program {
     /// Whether code may be inserted right before the statement without changing what the
     /// program means: it is an item of a block or follows a label, it is not itself labelled
@@ -237,5 +258,43 @@ impl ValuationPlan {
             }
         }
         Valuation { points }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(values: &[i128], hits: u32, capped: bool) -> PointValues {
+        PointValues {
+            readables: vec![Readable {
+                expr: "g".into(),
+                kind: IntKind::Int,
+                assignable: true,
+            }],
+            values: vec![values.iter().copied().collect()],
+            hits,
+            capped,
+        }
+    }
+
+    #[test]
+    fn merged_profiles_hold_the_values_of_both_runs() {
+        let mut gcc = Valuation {
+            points: [(1, point(&[-1], 3, false)), (2, point(&[5], 1, false))].into(),
+        };
+        let clang = Valuation {
+            points: [
+                (1, point(&[-10, -1], 3, false)),
+                (2, point(&[5], 70, true)),
+                (3, point(&[0], 1, false)),
+            ]
+            .into(),
+        };
+        gcc.merge(clang);
+        assert_eq!(gcc.points[&1].values[0], [-10, -1].into());
+        assert_eq!(gcc.points[&1].hits, 6);
+        assert!(gcc.points[&2].capped && !gcc.points[&2].is_usable());
+        assert!(gcc.points.contains_key(&3));
     }
 }
