@@ -6,6 +6,7 @@
 //! `solutions/` (LibAFL's copy of objective inputs), `findings/` (one directory per finding),
 //! `tmp/` (per-client scratch, removed and recreated at start), `stats.json` (monitor).
 
+use crate::broker::Broker;
 use crate::config::Config;
 use crate::executor::{CompileRunExecutor, ObserverHandles};
 use crate::instrument::Instruments;
@@ -34,7 +35,7 @@ use libafl::feedbacks::{Feedback, MaxMapFeedback, StateInitializer};
 use libafl::fuzzer::{Evaluator, Fuzzer, StdFuzzer};
 use libafl::generators::Generator;
 use libafl::inputs::Input;
-use libafl::monitors::{MultiMonitor, OnDiskJsonAggregateMonitor};
+use libafl::monitors::{MultiMonitor, NopMonitor, OnDiskJsonAggregateMonitor};
 use libafl::mutators::Mutator;
 use libafl::schedulers::{QueueScheduler, Scheduler};
 use libafl::stages::StdMutationalStage;
@@ -49,6 +50,7 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -125,25 +127,30 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
     let run_client = |state: Option<CampaignState>,
                       mgr: LlmpRestartingEventManager<(), Variant, CampaignState, StdShMem, StdShMemProvider>,
                       desc: ClientDescription| {
+        let store = options.store().map_err(|e| Error::illegal_state(format!("{e:#}")))?;
         client(
             state,
-            ConfiguredManager::new(mgr),
+            ConfiguredManager::new(mgr, store),
             &desc,
             client_count,
             &options,
             deadline,
         )
     };
+    let clients = NonZeroUsize::new(client_count).context("--cores names no core")?;
+    let broker = Broker::spawn(monitor, options.broker_port, options.remote_broker, clients)?;
     let result = Launcher::builder()
         .shmem_provider(StdShMemProvider::new()?)
-        .configuration(EventConfig::from_name("ccfuzz"))
-        .monitor(monitor)
+        // Clients share observations only with clients that compile with the same configuration.
+        .configuration(EventConfig::from_name(&options.config.to_toml()))
+        .monitor(NopMonitor::new())
         .run_client(run_client)
         .cores(&cores)
         .broker_port(options.broker_port)
-        .remote_broker_addr(options.remote_broker)
+        .spawn_broker(false)
         .build()
         .launch();
+    broker.finish(Duration::from_secs(2));
     if let Some(triage) = background_triage {
         triage.stop();
     }
@@ -448,12 +455,13 @@ fn reload_corpus(state: &mut CampaignState, dir: &Path) -> Result<usize, Error> 
 }
 
 /// Executes a seed and puts it in the corpus even when its own execution was a finding
-/// (the objective then keeps LibAFL from adding it), announcing it to the other cores.
+/// (the objective then keeps LibAFL from adding it), announcing it to the other cores and nodes.
 fn add_seed<Z, E, EM>(
     fuzzer: &mut Z,
     state: &mut CampaignState,
     executor: &mut E,
     mgr: &mut EM,
+    store: &SeedStore,
     id: SeedId,
 ) -> Result<(), Error>
 where
@@ -462,25 +470,17 @@ where
     E: libafl::executors::HasObservers,
     E::Observers: Serialize,
 {
-    use libafl::events::{Event, EventWithStats};
     let variant = Variant::of_seed(id.clone());
     let (_, added) = fuzzer.evaluate_input(state, executor, mgr, &variant)?;
-    if added.is_some() || !state.metadata_or_insert_with(SeedsInCorpus::default).0.insert(id) {
-        return Ok(());
+    if added.is_none() {
+        if !state.metadata_or_insert_with(SeedsInCorpus::default).0.insert(id) {
+            return Ok(());
+        }
+        let corpus_id = state.corpus_mut().add(Testcase::new(variant.clone()))?;
+        fuzzer.scheduler_mut().on_add(state, corpus_id)?;
     }
-    let corpus_id = state.corpus_mut().add(Testcase::new(variant.clone()))?;
-    fuzzer.scheduler_mut().on_add(state, corpus_id)?;
-    let observers_buf = Some(postcard::to_allocvec(&*executor.observers())?);
-    let event = Event::NewTestcase {
-        input: variant,
-        observers_buf,
-        exit_kind: ExitKind::Ok,
-        corpus_size: state.corpus().count(),
-        client_config: mgr.configuration(),
-        forward_id: None,
-    };
-    let executions = *state.executions();
-    mgr.fire(state, EventWithStats::with_current_time(event, executions))
+    // LibAFL's own announcement of a new entry does not carry the seed.
+    crate::sharing::announce(state, mgr, store, &variant, &*executor.observers(), ExitKind::Ok)
 }
 
 fn client<EM>(
@@ -591,7 +591,7 @@ where
         let ids = store.ids().map_err(anyhow_to_libafl)?;
         for (index, id) in ids.into_iter().enumerate() {
             if index % client_count == desc.id() % client_count && !in_corpus.contains(&id) {
-                add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, id)?;
+                add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, id)?;
             }
         }
     }
@@ -604,7 +604,8 @@ where
         } => (Some(*variants_per_seed), ProgramSource::orange(*options)),
         SeedSource::Directory(_) => (None, ProgramSource::Csmith),
     };
-    let maker = SeedMaker::new(options.config.clone(), store, workdir.join("seeds")).map_err(anyhow_to_libafl)?;
+    let maker =
+        SeedMaker::new(options.config.clone(), store.clone(), workdir.join("seeds")).map_err(anyhow_to_libafl)?;
     let mut seeds = SeedGenerator {
         maker,
         programs: program_source,
@@ -613,7 +614,7 @@ where
     if state.corpus().count() == 0 {
         if variants_per_seed.is_some() {
             let seed = seeds.generate(&mut state)?;
-            add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, seed.seed)?;
+            add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, seed.seed)?;
         } else {
             // Another client may hold all the seeds; wait for them to arrive.
             while state.corpus().count() == 0 {
@@ -681,7 +682,7 @@ where
         if variants_per_seed.is_some_and(|n| executions >= last_seed_at + n) {
             last_seed_at = executions;
             match seeds.generate(&mut state) {
-                Ok(seed) => add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, seed.seed)?,
+                Ok(seed) => add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, seed.seed)?,
                 Err(e) => log::error!("client {}: {e}", desc.id()),
             }
         }

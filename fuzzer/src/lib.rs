@@ -2,6 +2,7 @@
 //! profiling, the compile/run executor, objectives and findings, and the multi-core wiring.
 
 pub mod bench;
+pub mod broker;
 pub mod campaign;
 pub mod compile;
 pub mod config;
@@ -16,5 +17,6 @@ pub mod objective;
 pub mod plot;
 pub mod runner;
 pub mod seeds;
+pub mod sharing;
 pub mod stats;
 pub mod triage;

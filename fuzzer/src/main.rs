@@ -462,10 +462,7 @@ fn athena_chain(
             continue;
         }
         written += 1;
-        let variant = Variant {
-            seed: id.clone(),
-            edits: chain.edits.clone(),
-        };
+        let variant = Variant::new(id.clone(), chain.edits.clone());
         std::fs::write(
             out.join(format!("variant-{written:04}.c")),
             programs.materialize(&variant)?,
@@ -483,7 +480,7 @@ fn athena_chain(
 }
 
 fn main() -> Result<()> {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info,ll_mp=warn")).init();
     match Cli::parse().command {
         Command::Fuzz {
             out,

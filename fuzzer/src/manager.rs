@@ -1,8 +1,11 @@
 //! A forwarding wrapper around the Launcher's event manager that reports the configuration
-//! the LLMP manager inside it was given. LibAFL 0.16.1's `RestartingEventManager` does not
-//! forward `EventFirer::configuration`, so it claims `AlwaysUnique`: observers are then never
-//! shipped with new testcases and every imported variant is compiled again on every core.
+//! the LLMP manager inside it was given, and stores the seeds that received testcases carry.
+//! LibAFL 0.16.1's `RestartingEventManager` does not forward `EventFirer::configuration`, so it
+//! claims `AlwaysUnique`: observers are then never shipped with new testcases and every
+//! imported variant is compiled again on every core.
 
+use ccfuzz_mutators::input::Variant;
+use ccfuzz_mutators::seed::SeedStore;
 use core::time::Duration;
 use libafl::events::{
     AwaitRestartSafe, EventConfig, EventFirer, EventManagerId, EventReceiver, EventRestarter, EventWithStats,
@@ -13,11 +16,13 @@ use libafl_bolts::shmem::ShMemProvider;
 
 pub struct ConfiguredManager<EM, SP: ShMemProvider> {
     inner: RestartingEventManager<EM, SP>,
+    /// Where seeds that arrive with testcases are stored.
+    store: SeedStore,
 }
 
 impl<EM, SP: ShMemProvider> ConfiguredManager<EM, SP> {
-    pub fn new(inner: RestartingEventManager<EM, SP>) -> Self {
-        ConfiguredManager { inner }
+    pub fn new(inner: RestartingEventManager<EM, SP>, store: SeedStore) -> Self {
+        ConfiguredManager { inner, store }
     }
 }
 
@@ -40,16 +45,21 @@ where
     }
 }
 
-impl<EM, I, S, SP> EventReceiver<I, S> for ConfiguredManager<EM, SP>
+impl<EM, S, SP> EventReceiver<Variant, S> for ConfiguredManager<EM, SP>
 where
-    RestartingEventManager<EM, SP>: EventReceiver<I, S>,
+    RestartingEventManager<EM, SP>: EventReceiver<Variant, S>,
     SP: ShMemProvider,
 {
-    fn try_receive(&mut self, state: &mut S) -> Result<Option<(EventWithStats<I>, bool)>, Error> {
-        self.inner.try_receive(state)
+    fn try_receive(&mut self, state: &mut S) -> Result<Option<(EventWithStats<Variant>, bool)>, Error> {
+        while let Some((mut event, with_observers)) = self.inner.try_receive(state)? {
+            if crate::sharing::receive(&self.store, &mut event) {
+                return Ok(Some((event, with_observers)));
+            }
+        }
+        Ok(None)
     }
 
-    fn on_interesting(&mut self, state: &mut S, event: EventWithStats<I>) -> Result<(), Error> {
+    fn on_interesting(&mut self, state: &mut S, event: EventWithStats<Variant>) -> Result<(), Error> {
         self.inner.on_interesting(state, event)
     }
 }

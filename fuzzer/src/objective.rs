@@ -12,7 +12,7 @@ use libafl::events::{Event, EventFirer, EventWithStats};
 use libafl::executors::ExitKind;
 use libafl::feedbacks::{Feedback, StateInitializer};
 use libafl::monitors::stats::{AggregatorOps, UserStats, UserStatsValue};
-use libafl::state::HasExecutions;
+use libafl::state::{HasCorpus, HasExecutions};
 use libafl::{Error, HasMetadata};
 use libafl_bolts::tuples::{Handle, MatchNameRef};
 use libafl_bolts::{impl_serdeany, Named};
@@ -216,8 +216,8 @@ impl<S: HasMetadata> StateInitializer<S> for FindingsObjective<S> {
 
 impl<EM, OT, S> Feedback<EM, Variant, OT, S> for FindingsObjective<S>
 where
-    OT: MatchNameRef,
-    S: HasMetadata + HasExecutions,
+    OT: MatchNameRef + Serialize,
+    S: HasMetadata + HasExecutions + HasCorpus<Variant>,
     EM: EventFirer<Variant, S>,
 {
     fn is_interesting(
@@ -226,7 +226,7 @@ where
         manager: &mut EM,
         input: &Variant,
         observers: &OT,
-        _exit: &ExitKind,
+        exit: &ExitKind,
     ) -> Result<bool, Error> {
         let observer = observers
             .get(&self.execution)
@@ -282,6 +282,10 @@ where
                 Ok(false) => {}
                 Err(e) => log::error!("cannot save a finding in {}: {e}", self.findings_dir.display()),
             }
+        }
+        // A finding made here reaches the other cores and nodes; one received is not sent on.
+        if new_finding && observer.observed_here {
+            crate::sharing::announce(state, manager, self.programs.store(), input, observers, *exit)?;
         }
         Ok(new_finding)
     }

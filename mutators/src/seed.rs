@@ -67,6 +67,16 @@ impl Seed {
     }
 }
 
+/// A stored seed as it travels between nodes: the files of its directory and the header block
+/// its profile names. A node whose store lacks a seed stores it from this.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SeedPackage {
+    pub id: SeedId,
+    /// File name to content.
+    pub files: BTreeMap<String, Vec<u8>>,
+    pub headers: String,
+}
+
 /// A directory of seeds (`<id>/seed.c`, `profile.json`, `expected.out`) and of expanded
 /// system-header blocks (`headers/<hash>.i`). Writes are atomic renames, so several processes
 /// may share one store.
@@ -93,23 +103,90 @@ impl SeedStore {
 
     /// Stores a seed; storing one that is already there is a no-op.
     pub fn put(&self, seed: &Seed) -> Result<()> {
-        if self.contains(&seed.id) {
+        let profile = serde_json::to_vec_pretty(&seed.profile)?;
+        self.put_files(
+            &seed.id,
+            [
+                ("seed.c", seed.text.as_bytes()),
+                ("expected.out", &seed.expected_output[..]),
+                ("profile.json", &profile[..]),
+            ],
+        )
+    }
+
+    /// Writes a seed directory in one atomic rename, unless the seed is already stored.
+    fn put_files<'a>(&self, id: &SeedId, files: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> Result<()> {
+        if self.contains(id) {
             return Ok(());
         }
-        let staging = self.root.join(format!(".staging-{}-{}", seed.id, std::process::id()));
+        let staging = self.root.join(format!(".staging-{id}-{}", std::process::id()));
         fs::create_dir_all(&staging)?;
-        fs::write(staging.join("seed.c"), &seed.text)?;
-        fs::write(staging.join("expected.out"), &seed.expected_output)?;
-        fs::write(staging.join("profile.json"), serde_json::to_vec_pretty(&seed.profile)?)?;
-        match fs::rename(&staging, self.seed_dir(&seed.id)) {
+        for (name, bytes) in files {
+            fs::write(staging.join(name), bytes).with_context(|| format!("cannot write {name} of seed {id}"))?;
+        }
+        match fs::rename(&staging, self.seed_dir(id)) {
             Ok(()) => Ok(()),
             // Another process stored the same seed first.
-            Err(_) if self.contains(&seed.id) => {
+            Err(_) if self.contains(id) => {
                 fs::remove_dir_all(&staging)?;
                 Ok(())
             }
-            Err(e) => Err(e).with_context(|| format!("cannot store seed {}", seed.id)),
+            Err(e) => Err(e).with_context(|| format!("cannot store seed {id}")),
         }
+    }
+
+    /// Everything the store holds about a seed, to be stored again by another node.
+    pub fn package(&self, id: &SeedId) -> Result<SeedPackage> {
+        let dir = self.seed_dir(id);
+        let mut files = BTreeMap::new();
+        for entry in
+            fs::read_dir(&dir).with_context(|| format!("seed {id} is not in the store {}", self.root.display()))?
+        {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // Files being replaced (`valuation.tmp<pid>`) are left behind.
+            if entry.file_type()?.is_file() && !name.contains(".tmp") {
+                files.insert(name, fs::read(entry.path())?);
+            }
+        }
+        let profile: SeedProfile = serde_json::from_slice(files.get("profile.json").map_or(&[][..], |p| &p[..]))
+            .with_context(|| format!("bad profile for seed {id}"))?;
+        Ok(SeedPackage {
+            id: id.clone(),
+            files,
+            headers: self.headers(&profile.headers)?,
+        })
+    }
+
+    /// Stores a seed that another node packaged, after checking that it is what it claims.
+    pub fn unpack(&self, package: &SeedPackage) -> Result<()> {
+        let id = &package.id;
+        if self.contains(id) {
+            return Ok(());
+        }
+        let file = |name: &str| {
+            package
+                .files
+                .get(name)
+                .with_context(|| format!("the package of seed {id} has no {name}"))
+        };
+        if SeedId(content_hash(file("seed.c")?)) != *id {
+            bail!("the package of seed {id} holds another seed");
+        }
+        let profile: SeedProfile =
+            serde_json::from_slice(file("profile.json")?).with_context(|| format!("bad profile for seed {id}"))?;
+        file("expected.out")?;
+        if content_hash(package.headers.as_bytes()) != profile.headers {
+            bail!("the package of seed {id} holds other headers than its profile names");
+        }
+        if let Some(name) = package.files.keys().find(|n| n.contains('/') || n.starts_with('.')) {
+            bail!("the package of seed {id} names a file outside its directory: {name:?}");
+        }
+        self.put_headers(&package.headers)?;
+        self.put_files(
+            id,
+            package.files.iter().map(|(name, bytes)| (name.as_str(), &bytes[..])),
+        )
     }
 
     pub fn load(&self, id: &SeedId) -> Result<Seed> {
@@ -179,5 +256,65 @@ impl SeedStore {
     pub fn headers(&self, hash: &str) -> Result<String> {
         let path = self.root.join("headers").join(format!("{hash}.i"));
         fs::read_to_string(&path).with_context(|| format!("missing header block {}", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored_seed(store: &SeedStore) -> Seed {
+        let headers = store.put_headers("int printf(const char *, ...);\n").unwrap();
+        let profile = SeedProfile {
+            origin: "test".into(),
+            headers,
+            include_block_len: 0,
+            line_counts: BTreeMap::from([(1, 1)]),
+            expected_exit: 0,
+        };
+        let seed = Seed::new("int main(void) { return 0; }\n".into(), profile, b"0\n".to_vec());
+        store.put(&seed).unwrap();
+        fs::write(store.seed_dir(&seed.id).join("valuation.json"), b"{}").unwrap();
+        seed
+    }
+
+    #[test]
+    fn a_packaged_seed_is_stored_again_elsewhere_with_all_its_files() {
+        let (here, there) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (here, there) = (
+            SeedStore::open(here.path()).unwrap(),
+            SeedStore::open(there.path()).unwrap(),
+        );
+        let seed = stored_seed(&here);
+        let package = here.package(&seed.id).unwrap();
+        assert!(package.files.contains_key("valuation.json"));
+        there.unpack(&package).unwrap();
+        assert_eq!(there.load(&seed.id).unwrap(), seed);
+        assert_eq!(there.package(&seed.id).unwrap(), package);
+        // Unpacking twice is harmless.
+        there.unpack(&package).unwrap();
+    }
+
+    #[test]
+    fn a_package_that_is_not_what_it_claims_is_refused() {
+        let (here, there) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (here, there) = (
+            SeedStore::open(here.path()).unwrap(),
+            SeedStore::open(there.path()).unwrap(),
+        );
+        let seed = stored_seed(&here);
+        let package = here.package(&seed.id).unwrap();
+        let mut other_text = package.clone();
+        other_text
+            .files
+            .insert("seed.c".into(), b"int main(void) { return 1; }\n".to_vec());
+        let mut other_headers = package.clone();
+        other_headers.headers.push_str("int x;\n");
+        let mut escaping = package.clone();
+        escaping.files.insert("../evil".into(), Vec::new());
+        for bad in [other_text, other_headers, escaping] {
+            assert!(there.unpack(&bad).is_err());
+            assert!(!there.contains(&seed.id));
+        }
     }
 }

@@ -94,6 +94,10 @@ pub struct Outcome {
 pub struct ExecutionObserver {
     name: Cow<'static, str>,
     pub outcomes: Vec<Outcome>,
+    /// Whether this process ran the execution: observations that arrive with another client's
+    /// testcase were made elsewhere (the flag does not travel).
+    #[serde(skip)]
+    pub observed_here: bool,
 }
 
 impl ExecutionObserver {
@@ -101,6 +105,7 @@ impl ExecutionObserver {
         ExecutionObserver {
             name: Cow::Borrowed(name),
             outcomes: Vec::new(),
+            observed_here: false,
         }
     }
 
@@ -122,6 +127,7 @@ impl Named for ExecutionObserver {
 impl<I, S> Observer<I, S> for ExecutionObserver {
     fn pre_exec(&mut self, _state: &mut S, _input: &I) -> Result<(), Error> {
         self.outcomes.clear();
+        self.observed_here = true;
         Ok(())
     }
 }
@@ -150,5 +156,8 @@ mod tests {
         observer.record("gcc -O2", ConfigOutcome::Hung, 3);
         Observer::<(), ()>::pre_exec(&mut observer, &mut (), &()).unwrap();
         assert!(observer.outcomes.is_empty());
+        assert!(observer.observed_here);
+        let received: ExecutionObserver = postcard::from_bytes(&postcard::to_allocvec(&observer).unwrap()).unwrap();
+        assert!(!received.observed_here);
     }
 }

@@ -220,12 +220,7 @@ fn orion_variants_print_their_seeds_output() {
             }
         }
         let edits: Vec<Edit> = deleted.into_iter().map(|stmt| Edit::Delete { stmt }).collect();
-        let text = programs
-            .materialize(&Variant {
-                seed: id.clone(),
-                edits,
-            })
-            .unwrap();
+        let text = programs.materialize(&Variant::new(id.clone(), edits)).unwrap();
         if text == loaded.seed.text {
             return Err(format!("the Orion variant of seed {id} equals the seed"));
         }
@@ -268,12 +263,7 @@ fn hermes_variants_print_their_seeds_output_and_are_ub_free() {
         let mut problems = Vec::new();
         for n in 0..20 {
             let edits = hermes_variant(&loaded, &mut rand);
-            let text = programs
-                .materialize(&Variant {
-                    seed: id.clone(),
-                    edits,
-                })
-                .unwrap();
+            let text = programs.materialize(&Variant::new(id.clone(), edits)).unwrap();
             if let Err(e) = expect_seed_output(programs, id, &text, dir, &format!("Hermes variant {n}")) {
                 problems.push(e);
                 continue;
@@ -356,10 +346,7 @@ fn athena_chain_states_print_their_seeds_output() {
                 continue;
             }
             written += 1;
-            let variant = Variant {
-                seed: id.clone(),
-                edits: chain.edits.clone(),
-            };
+            let variant = Variant::new(id.clone(), chain.edits.clone());
             let text = programs.materialize(&variant).unwrap();
             if let Err(e) = expect_seed_output(programs, id, &text, dir, &format!("Athena state {written}")) {
                 problems.push(e);
@@ -434,12 +421,7 @@ fn each_hermes_strategy_leaves_its_mark_in_the_coverage() {
                 continue;
             }
             let edit = synthesize(strategy, stmt, &env, &mut rand);
-            let text = programs
-                .materialize(&Variant {
-                    seed: id.clone(),
-                    edits: vec![edit],
-                })
-                .unwrap();
+            let text = programs.materialize(&Variant::new(id.clone(), vec![edit])).unwrap();
             let counts = line_counts(&text, dir.path());
             let lines: Vec<&str> = text.lines().collect();
             let marker = format!("/* hermes {} */", strategy.name());

@@ -36,6 +36,14 @@ fn generated_programs_print_their_expected_values_under_every_compiler() {
                         if n >= count {
                             return failures;
                         }
+                        // A long study shows where it is, in case it is stopped before its end.
+                        if n > 0 && n.is_multiple_of(250) {
+                            eprintln!(
+                                "Orange: {n} of {count} programs started, {} operators so far, {} failures in this worker",
+                                operators.load(Ordering::Relaxed),
+                                failures.len()
+                            );
+                        }
                         // Mixed sizes, policies on and off, a third in floating mode.
                         let options = GenOptions {
                             min_operators: 1,

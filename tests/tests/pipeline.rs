@@ -110,13 +110,13 @@ fn a_real_clang_crash_in_a_variant_is_a_crash_finding() {
         .find(|s| s.execution == Execution::Executed && !s.function_body)
         .unwrap()
         .id;
-    let variant = Variant {
-        seed: id,
-        edits: vec![Edit::InsertBefore {
+    let variant = Variant::new(
+        id,
+        vec![Edit::InsertBefore {
             stmt: target,
             code: "\n#pragma clang __debug crash\n".into(),
         }],
-    };
+    );
     let file = dir.path().join("variant");
     variant.to_file(&file).unwrap();
 

@@ -1,0 +1,91 @@
+//! The campaign's LLMP broker, in a process of its own forked before the clients start. It
+//! relays events between the clients, shows them on the monitor and, with `--remote-broker`,
+//! links to another node's broker so that testcases, seeds and findings cross machines.
+//! LibAFL 0.16.1's `Launcher` accepts a remote broker address but never passes it to the broker
+//! it spawns, so the campaign starts its broker itself and the `Launcher` only its clients.
+
+use anyhow::{Context, Result};
+use ccfuzz_mutators::input::Variant;
+use libafl::events::StdLlmpEventHook;
+use libafl::monitors::Monitor;
+use libafl_bolts::llmp::{Broker as _, LlmpBroker};
+use libafl_bolts::shmem::{ShMemProvider, StdShMemProvider};
+use libafl_bolts::tuples::tuple_list;
+use nix::sys::signal::{kill, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::{fork, ForkResult, Pid};
+use std::net::SocketAddr;
+use std::num::NonZeroUsize;
+use std::time::{Duration, Instant};
+
+/// A running broker process.
+pub struct Broker {
+    pid: Pid,
+}
+
+impl Broker {
+    /// Forks the broker. It listens on `port` (all interfaces, so that other nodes can link to
+    /// it), links to `remote` when given, and exits once `clients` clients have come and gone,
+    /// unless other brokers are still linked to it.
+    pub fn spawn<MT: Monitor>(
+        monitor: MT,
+        port: u16,
+        remote: Option<SocketAddr>,
+        clients: NonZeroUsize,
+    ) -> Result<Self> {
+        // Safety: the campaign has started no thread yet, and the child only brokers and exits.
+        match unsafe { fork() }.context("cannot fork the broker")? {
+            ForkResult::Child => {
+                let status = match broker_loop(monitor, port, remote, clients) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        log::error!("broker: {e:#}");
+                        1
+                    }
+                };
+                std::process::exit(status)
+            }
+            ForkResult::Parent { child } => Ok(Broker { pid: child }),
+        }
+    }
+
+    /// Ends the broker once the clients are gone: it is given `grace` to relay their last
+    /// events and exit by itself, then asked to stop (a link to another broker keeps it alive),
+    /// then killed.
+    pub fn finish(self, grace: Duration) {
+        for signal in [None, Some(Signal::SIGINT), Some(Signal::SIGKILL)] {
+            if let Some(signal) = signal {
+                let _ = kill(self.pid, signal);
+            }
+            let start = Instant::now();
+            while start.elapsed() < grace {
+                match waitpid(self.pid, Some(WaitPidFlag::WNOHANG)) {
+                    Ok(WaitStatus::StillAlive) => std::thread::sleep(Duration::from_millis(50)),
+                    _ => return,
+                }
+            }
+        }
+    }
+}
+
+fn broker_loop<MT: Monitor>(monitor: MT, port: u16, remote: Option<SocketAddr>, clients: NonZeroUsize) -> Result<()> {
+    let hook = StdLlmpEventHook::<Variant, MT>::new(monitor)?;
+    let mut broker = LlmpBroker::new(StdShMemProvider::new()?, tuple_list!(hook))?;
+    // The link comes first: LibAFL 0.16.1 numbers it as a client, and a listener started before
+    // it gives the first local client the same number, whose messages the link then never
+    // forwards (it takes them for its own).
+    if let Some(remote) = remote {
+        log::info!("linking to the broker at {remote}");
+        broker
+            .inner_mut()
+            .connect_b2b(remote)
+            .with_context(|| format!("cannot link to the broker at {remote}"))?;
+    }
+    broker
+        .inner_mut()
+        .launch_tcp_listener_on(port)
+        .with_context(|| format!("cannot start the broker on port {port}"))?;
+    broker.set_exit_after(clients);
+    broker.loop_with_timeouts(Duration::from_secs(30), Some(Duration::from_millis(5)));
+    Ok(())
+}

@@ -1,0 +1,128 @@
+//! Two campaigns joined broker to broker over loopback (`--remote-broker`), as two machines
+//! would be: a finding made on one node appears on the other, with the seed it needs, and
+//! reproduces there.
+
+mod common;
+
+use common::*;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// Kills a campaign's process group when the test ends, whatever happens.
+struct Node(Child);
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = killpg(Pid::from_raw(self.0.id() as i32), Signal::SIGKILL);
+        let _ = self.0.wait();
+    }
+}
+
+fn node(out: &Path, config: &Path, seeds: &str, port: u16, remote: Option<u16>) -> Node {
+    let mut command = ccfuzz();
+    command
+        .arg("fuzz")
+        .arg("--out")
+        .arg(out)
+        .arg("--config")
+        .arg(config)
+        .arg("--seeds")
+        .arg(common::seeds(seeds))
+        .args(["--cores", "0", "--seconds", "240", "--broker-port", &port.to_string()]);
+    if let Some(remote) = remote {
+        command.args(["--remote-broker", &format!("127.0.0.1:{remote}")]);
+    }
+    let log = std::fs::File::create(out.with_extension("log")).unwrap();
+    let child = command
+        .stdout(Stdio::from(log.try_clone().unwrap()))
+        .stderr(Stdio::from(log))
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    Node(child)
+}
+
+fn wait_for(what: &str, logs: &[&Path], mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        if start.elapsed() > Duration::from_secs(200) {
+            let logs: Vec<String> = logs
+                .iter()
+                .map(|l| std::fs::read_to_string(l).unwrap_or_default())
+                .collect();
+            panic!("timed out waiting for {what}; logs:\n{}", logs.join("\n-----\n"));
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+fn seed_ids(out: &Path) -> Vec<String> {
+    std::fs::read_dir(out.join("seeds"))
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().join("profile.json").is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_finding_on_one_node_appears_on_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &["gcc -O0 -funsigned-char"], 60.0);
+    let (here, there) = (dir.path().join("here"), dir.path().join("there"));
+    let (here_log, there_log) = (here.with_extension("log"), there.with_extension("log"));
+    let logs = [here_log.as_path(), there_log.as_path()];
+
+    // `there` listens; `here` links to it once a client of `there` holds a corpus entry (so its
+    // broker is up), and nothing `here` finds can be sent before the link exists.
+    let there_port = free_port();
+    let _there = node(&there, &config, "dead", there_port, None);
+    wait_for("the first node's corpus", &logs, || {
+        std::fs::read_dir(there.join("corpus")).is_ok_and(|mut entries| entries.next().is_some())
+    });
+    let _here = node(&here, &config, "char", free_port(), Some(there_port));
+
+    // `here` alone has the seed that -funsigned-char miscompiles against the reference.
+    wait_for("a finding on the joining node", &logs, || !findings(&here).is_empty());
+    let found_here = findings(&here);
+    let seed = finding_json(&found_here[0])["seed"].as_str().unwrap().to_string();
+
+    wait_for("the finding on the other node", &logs, || {
+        findings(&there)
+            .iter()
+            .any(|f| finding_json(f)["seed"].as_str() == Some(seed.as_str()))
+    });
+    let arrived = findings(&there)
+        .into_iter()
+        .find(|f| finding_json(f)["seed"].as_str() == Some(seed.as_str()))
+        .unwrap();
+    // The same finding, under the same name, with the seed stored on the other node.
+    assert!(
+        found_here.iter().any(|f| f.file_name() == arrived.file_name()),
+        "{arrived:?} is not one of {found_here:?}"
+    );
+    // The other node profiles only the "dead" seeds: it can have this one from `here` alone.
+    assert!(
+        seed_ids(&there).contains(&seed),
+        "seed {seed} was not stored on the other node"
+    );
+    assert_eq!(
+        std::fs::read(arrived.join("variant.c")).unwrap(),
+        std::fs::read(
+            found_here[0]
+                .parent()
+                .unwrap()
+                .join(arrived.file_name().unwrap())
+                .join("variant.c")
+        )
+        .unwrap()
+    );
+    assert_reproduces(&arrived);
+}
