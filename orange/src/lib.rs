@@ -8,10 +8,12 @@
 //! [`mutators`] change a program and settle it again so that its expected values stay exact.
 
 pub mod generate;
+pub mod minimize;
 pub mod mutators;
 pub mod program;
 pub mod render;
 
 pub use generate::{generate, GenOptions, Policies};
+pub use minimize::{minimize, Minimized};
 pub use mutators::{Change, OrangeGenerator, OrangeMutator};
 pub use program::OrangeProgram;
