@@ -43,6 +43,10 @@ impl Programs {
         }
     }
 
+    pub fn store(&self) -> &SeedStore {
+        &self.store
+    }
+
     pub fn get(&self, id: &SeedId) -> Result<Arc<LoadedSeed>> {
         if let Some(loaded) = self.cache.lock().expect("cache lock").loaded.get(id) {
             return Ok(loaded.clone());

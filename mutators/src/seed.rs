@@ -67,7 +67,11 @@ impl Seed {
     }
 }
 
-/// A directory of seeds (`<id>/seed.c`, `profile.json`, `expected.out`) and of expanded
+/// Name of a seed's Orange program structure in its directory.
+pub const ORANGE_PROGRAM: &str = "orange.json";
+
+/// A directory of seeds (`<id>/seed.c`, `profile.json`, `expected.out`, `orange.json` for Orange
+/// programs) and of expanded
 /// system-header blocks (`headers/<hash>.i`). Writes are atomic renames, so several processes
 /// may share one store.
 #[derive(Clone, Debug)]
@@ -159,6 +163,25 @@ impl SeedStore {
             Ok(bytes) => Ok(Some(
                 serde_json::from_slice(&bytes).with_context(|| format!("bad {}", path.display()))?,
             )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+
+    /// Stores the structure of a stored seed generated as an Orange program (`orange.json`),
+    /// which triage minimizes with Orange's own minimizer.
+    pub fn put_orange_program(&self, id: &SeedId, json: &str) -> Result<()> {
+        let path = self.seed_dir(id).join(ORANGE_PROGRAM);
+        let staging = path.with_extension(format!("tmp{}", std::process::id()));
+        fs::write(&staging, json)?;
+        fs::rename(&staging, &path).with_context(|| format!("cannot store the Orange program of seed {id}"))
+    }
+
+    /// The JSON of the Orange program a seed was rendered from, if it was one.
+    pub fn orange_program(&self, id: &SeedId) -> Result<Option<String>> {
+        let path = self.seed_dir(id).join(ORANGE_PROGRAM);
+        match fs::read_to_string(&path) {
+            Ok(json) => Ok(Some(json)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
         }

@@ -265,6 +265,14 @@ impl OrangeProgram {
         self.assignments.iter().map(|a| a.expr.size()).sum()
     }
 
+    /// Assignments of something other than a constant.
+    pub fn live_expressions(&self) -> usize {
+        self.assignments
+            .iter()
+            .filter(|a| !matches!(a.expr, Expr::Const(..)))
+            .count()
+    }
+
     /// Evaluates every expression in order, removing undefined behaviour and rounding where it
     /// appears, and records each t-variable's expected value.
     pub fn settle<R: Rand>(&mut self, rand: &mut R) {
