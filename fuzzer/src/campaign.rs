@@ -377,7 +377,7 @@ struct GeneratedProgram {
 
 /// Stores an Orange seed's structure next to it: the seed text is normalized, so triage
 /// minimizes the program from this and not from the text.
-fn store_orange_program(store: &SeedStore, id: &SeedId, program: &OrangeProgram) -> Result<()> {
+pub fn store_orange_program(store: &SeedStore, id: &SeedId, program: &OrangeProgram) -> Result<()> {
     store.put_orange_program(id, &serde_json::to_string(program)?)
 }
 

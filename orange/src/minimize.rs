@@ -98,9 +98,45 @@ impl<E, F: FnMut(&OrangeProgram) -> Result<bool, E>> Minimizer<F> {
                 }
             }
             if !self.values_and_types()? {
-                return Ok(());
+                break;
             }
         }
+        self.remove_leftovers()
+    }
+
+    /// Beyond the paper: assignments of constants, then variables that nothing reads or
+    /// assigns, are removed (in groups), so that the program's text shrinks as well.
+    fn remove_leftovers(&mut self) -> Result<(), E> {
+        let constant_targets: Vec<String> = self
+            .current
+            .assignments
+            .iter()
+            .filter(|a| matches!(a.expr, Expr::Const(..)))
+            .map(|a| self.current.vars[a.target].name.clone())
+            .collect();
+        self.in_groups(&constant_targets, &|program, name| {
+            let vars = &program.vars;
+            program.assignments.retain(|a| vars[a.target].name != *name);
+        })?;
+        let mut used = vec![false; self.current.vars.len()];
+        for assignment in &self.current.assignments {
+            used[assignment.target] = true;
+            assignment.expr.visit(&mut |e| {
+                if let Expr::Var(i) = e {
+                    used[*i] = true;
+                }
+            });
+        }
+        let unused: Vec<String> = (0..used.len())
+            .filter(|&i| !used[i])
+            .map(|i| self.current.vars[i].name.clone())
+            .collect();
+        self.in_groups(&unused, &|program, name| {
+            if let Some(index) = program.vars.iter().position(|v| v.name == *name) {
+                remove_variable(program, index);
+            }
+        })?;
+        Ok(())
     }
 
     /// Settles `candidate` and tests it; it becomes the current program when the predicate
@@ -366,6 +402,31 @@ fn apply(program: &mut OrangeProgram, simplification: &Simplification) {
                 *node = Expr::Const(kind, ccfuzz_semantics::convert(v, kind));
             }
         }
+    }
+}
+
+/// Removes a variable that no expression reads and no assignment assigns.
+fn remove_variable(program: &mut OrangeProgram, index: usize) {
+    fn renumber(e: &mut Expr, removed: usize) {
+        match e {
+            Expr::Var(i) => *i -= usize::from(*i > removed),
+            Expr::Const(..) => {}
+            Expr::Unary(_, a) | Expr::Cast(_, a) => renumber(a, removed),
+            Expr::Binary(_, a, b) => {
+                renumber(a, removed);
+                renumber(b, removed);
+            }
+            Expr::Ternary(c, a, b) => {
+                renumber(c, removed);
+                renumber(a, removed);
+                renumber(b, removed);
+            }
+        }
+    }
+    program.vars.remove(index);
+    for assignment in &mut program.assignments {
+        assignment.target -= usize::from(assignment.target > index);
+        renumber(&mut assignment.expr, index);
     }
 }
 
@@ -714,6 +775,13 @@ mod tests {
             .vars
             .iter()
             .all(|v| v.ty == Ty::Int(IntKind::Int) && !v.global && v.init == 0));
+        // Constant assignments and unread variables are gone: `int t = 0; t = ... % ...;`.
+        assert_eq!(
+            (program.assignments.len(), program.vars.len()),
+            (1, 1),
+            "{}",
+            program.to_c()
+        );
         println!(
             "{operators} operators in {expressions} expressions -> {} operator, {tests} tests",
             program.size()
