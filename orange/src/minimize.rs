@@ -48,7 +48,9 @@ pub fn minimize<E>(
 enum Simplification {
     /// Drop `const`, `volatile` and `static`, and make a global variable local.
     PlainVariable(usize),
+    /// A variable's integer kind, its value converted.
     VariableKind(usize, IntKind),
+    /// A variable's initial value.
     VariableValue(usize, i128),
     /// A constant of an expression: assignment, pre-order node, new kind and value.
     Constant(usize, usize, IntKind, i128),
@@ -787,6 +789,30 @@ mod tests {
             program.size()
         );
         assert!(tests < operators / 2, "{tests} tests for {operators} operators");
+    }
+
+    #[test]
+    fn settled_programs_settle_unchanged_and_trace_every_node() {
+        // `node_values` and the rejection of candidates rely on both. (Integer programs only:
+        // settling a floating program again may insert offsets again.)
+        let mut rand = StdRand::with_seed(3);
+        let options = GenOptions {
+            min_operators: 50,
+            max_operators: 500,
+            policies: Policies::ALL,
+            float: false,
+        };
+        for _ in 0..40 {
+            let program = generate(options, &mut rand);
+            let mut again = program.clone();
+            again.settle(&mut rand);
+            assert_eq!(again.vars, program.vars);
+            assert_eq!(again.assignments, program.assignments);
+            let values = program.node_values();
+            for (a, nodes) in program.assignments.iter().zip(&values) {
+                assert_eq!(nodes.len(), a.expr.nodes());
+            }
+        }
     }
 
     #[test]

@@ -196,9 +196,10 @@ pub fn triage_finding(
         log::info!("{}: {} of {} edits needed", saved.name, minimal.len(), edits.len());
         // The seed alone shows the symptom: an Orange seed is minimized as a program first.
         let seed = &saved.finding.seed;
-        let orange = match minimal.is_empty() {
-            true => programs.store().orange_program(seed)?,
-            false => None,
+        let orange = if minimal.is_empty() {
+            programs.store().orange_program(seed)?
+        } else {
+            None
         };
         if let Some(json) = orange {
             let program: OrangeProgram =
