@@ -335,14 +335,20 @@ impl ProgramSource {
         }
     }
 
-    /// The next program's text and where it came from.
-    fn next<S: HasRand>(&mut self, maker: &SeedMaker, state: &mut S) -> Result<(String, String), Error> {
+    /// The next program: its text, where it came from, and its structure when it is an Orange
+    /// program.
+    fn next<S: HasRand>(&mut self, maker: &SeedMaker, state: &mut S) -> Result<GeneratedProgram, Error> {
         match self {
             ProgramSource::Csmith => {
                 let random_seed = state.rand_mut().next() >> 1;
-                maker
+                let (text, origin) = maker
                     .csmith(random_seed)
-                    .map_err(|e| Error::illegal_state(format!("{e:#}")))
+                    .map_err(|e| Error::illegal_state(format!("{e:#}")))?;
+                Ok(GeneratedProgram {
+                    text,
+                    origin,
+                    orange: None,
+                })
             }
             ProgramSource::Orange {
                 generator,
@@ -357,13 +363,29 @@ impl ProgramSource {
                     }
                     _ => generator.generate(state)?,
                 };
-                let origin = format!("orange {}", program.generate_name(None));
-                let text = program.to_c();
+                let generated = GeneratedProgram {
+                    text: program.to_c(),
+                    origin: format!("orange {}", program.generate_name(None)),
+                    orange: Some(program.clone()),
+                };
                 *last = Some(program);
-                Ok((text, origin))
+                Ok(generated)
             }
         }
     }
+}
+
+/// A program made by a [`ProgramSource`].
+struct GeneratedProgram {
+    text: String,
+    origin: String,
+    orange: Option<OrangeProgram>,
+}
+
+/// Stores an Orange seed's structure next to it: the seed text is normalized, so triage
+/// minimizes the program from this and not from the text.
+pub fn store_orange_program(store: &SeedStore, id: &SeedId, program: &OrangeProgram) -> Result<()> {
+    store.put_orange_program(id, &serde_json::to_string(program)?)
 }
 
 /// A LibAFL generator of seeds: generated programs, profiled and stored; a rejected program
@@ -385,12 +407,18 @@ impl_serdeany!(SeedProgress);
 impl<S: HasRand + HasMetadata> Generator<Variant, S> for SeedGenerator {
     fn generate(&mut self, state: &mut S) -> Result<Variant, Error> {
         for _ in 0..self.attempts {
-            let made = self.programs.next(&self.maker, state).and_then(|(source, origin)| {
+            let made = self.programs.next(&self.maker, state).and_then(|generated| {
                 let made = self
                     .maker
-                    .make(&source, &origin)
+                    .make(&generated.text, &generated.origin)
                     .map_err(|e| Error::illegal_state(format!("{e:#}")))?;
-                Ok((made, origin))
+                if let (Ok(id), Some(program)) = (&made, &generated.orange) {
+                    // The seed stands without it; only its triage is poorer.
+                    if let Err(e) = store_orange_program(self.maker.store(), id, program) {
+                        log::warn!("seed {id}: {e:#}");
+                    }
+                }
+                Ok((made, generated.origin))
             });
             let progress = state.metadata_or_insert_with(SeedProgress::default);
             match made {

@@ -194,6 +194,10 @@ impl SeedMaker {
         })
     }
 
+    pub fn store(&self) -> &SeedStore {
+        &self.store
+    }
+
     fn limits(&self) -> Limits {
         Limits::compiler(self.profile_compile_timeout())
     }

@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The id of a seed: the first 16 bytes of the SHA-256 of its text, in hex.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -77,9 +77,12 @@ pub struct SeedPackage {
     pub headers: String,
 }
 
-/// A directory of seeds (`<id>/seed.c`, `profile.json`, `expected.out`) and of expanded
-/// system-header blocks (`headers/<hash>.i`). Writes are atomic renames, so several processes
-/// may share one store.
+/// Name of a seed's Orange program structure in its directory.
+pub const ORANGE_PROGRAM: &str = "orange.json";
+
+/// A directory of seeds (`<id>/seed.c`, `profile.json`, `expected.out`, `orange.json` for Orange
+/// programs) and of expanded system-header blocks (`headers/<hash>.i`). Writes are atomic
+/// renames, so several processes may share one store.
 #[derive(Clone, Debug)]
 pub struct SeedStore {
     root: PathBuf,
@@ -223,10 +226,11 @@ impl SeedStore {
 
     /// Stores the valuation profile of a stored seed (replacing an earlier one).
     pub fn put_valuation(&self, id: &SeedId, valuation: &Valuation) -> Result<()> {
-        let path = self.seed_dir(id).join("valuation.json");
-        let staging = path.with_extension(format!("tmp{}", std::process::id()));
-        fs::write(&staging, serde_json::to_vec(valuation)?)?;
-        fs::rename(&staging, &path).with_context(|| format!("cannot store the valuation of seed {id}"))
+        replace_file(
+            &self.seed_dir(id).join("valuation.json"),
+            &serde_json::to_vec(valuation)?,
+        )
+        .with_context(|| format!("cannot store the valuation of seed {id}"))
     }
 
     /// The valuation profile of a seed, if it has one.
@@ -236,6 +240,23 @@ impl SeedStore {
             Ok(bytes) => Ok(Some(
                 serde_json::from_slice(&bytes).with_context(|| format!("bad {}", path.display()))?,
             )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+
+    /// Stores the structure of a stored seed generated as an Orange program (`orange.json`),
+    /// which triage minimizes with Orange's own minimizer.
+    pub fn put_orange_program(&self, id: &SeedId, json: &str) -> Result<()> {
+        replace_file(&self.seed_dir(id).join(ORANGE_PROGRAM), json.as_bytes())
+            .with_context(|| format!("cannot store the Orange program of seed {id}"))
+    }
+
+    /// The JSON of the Orange program a seed was rendered from, if it was one.
+    pub fn orange_program(&self, id: &SeedId) -> Result<Option<String>> {
+        let path = self.seed_dir(id).join(ORANGE_PROGRAM);
+        match fs::read_to_string(&path) {
+            Ok(json) => Ok(Some(json)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
         }
@@ -257,6 +278,14 @@ impl SeedStore {
         let path = self.root.join("headers").join(format!("{hash}.i"));
         fs::read_to_string(&path).with_context(|| format!("missing header block {}", path.display()))
     }
+}
+
+/// Writes a file of a seed directory through a staging file (`NAME.tmp<pid>`, which
+/// [`SeedStore::package`] skips), so that readers never see it half-written.
+fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let staging = path.with_extension(format!("tmp{}", std::process::id()));
+    fs::write(&staging, bytes)?;
+    fs::rename(&staging, path)
 }
 
 #[cfg(test)]

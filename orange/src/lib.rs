@@ -6,12 +6,15 @@
 //!
 //! LibAFL pieces: [`OrangeProgram`] is an input, [`OrangeGenerator`] a generator, and
 //! [`mutators`] change a program and settle it again so that its expected values stay exact.
+//! [`minimize`] shrinks a program that shows an error, as the Orange3 paper's section 5 does.
 
 pub mod generate;
+pub mod minimize;
 pub mod mutators;
 pub mod program;
 pub mod render;
 
 pub use generate::{generate, GenOptions, Policies};
+pub use minimize::{minimize, Minimized};
 pub use mutators::{Change, OrangeGenerator, OrangeMutator};
 pub use program::OrangeProgram;

@@ -5,7 +5,7 @@
 //! are exact.
 
 use ccfuzz_semantics::{convert, eval_binary, eval_unary, usual_arithmetic, BinaryOp, IntKind, Ub, UnaryOp, Value};
-use libafl_bolts::rands::Rand;
+use libafl_bolts::rands::{Rand, StdRand};
 use serde::{Deserialize, Serialize};
 
 /// Floating types, restricted to integer values that their mantissa holds exactly.
@@ -265,18 +265,39 @@ impl OrangeProgram {
         self.assignments.iter().map(|a| a.expr.size()).sum()
     }
 
+    /// Assignments of something other than a constant.
+    pub fn live_expressions(&self) -> usize {
+        self.assignments
+            .iter()
+            .filter(|a| !matches!(a.expr, Expr::Const(..)))
+            .count()
+    }
+
     /// Evaluates every expression in order, removing undefined behaviour and rounding where it
     /// appears, and records each t-variable's expected value.
     pub fn settle<R: Rand>(&mut self, rand: &mut R) {
+        self.settle_traced(rand, false);
+    }
+
+    /// The value and type of every node of every expression (per assignment, in pre-order),
+    /// as settling computes them. Meant for settled programs, which settling leaves unchanged.
+    pub fn node_values(&self) -> Vec<Vec<Val>> {
+        self.clone().settle_traced(&mut StdRand::with_seed(0), true)
+    }
+
+    fn settle_traced<R: Rand>(&mut self, rand: &mut R, traced: bool) -> Vec<Vec<Val>> {
         let mut values: Vec<i128> = self.vars.iter().map(|v| v.init).collect();
         let mut assignments = std::mem::take(&mut self.assignments);
+        let mut traces = Vec::new();
         for assignment in &mut assignments {
             let mut settler = Settler {
                 program: self,
                 values: &values,
                 rand,
+                trace: traced.then(Vec::new),
             };
             let value = settler.settle(&mut assignment.expr);
+            traces.extend(settler.trace);
             let target = &self.vars[assignment.target];
             // The t-variable's type is the expression's in floating mode (no rounding on
             // assignment); integer values convert as gcc and clang define it.
@@ -288,6 +309,7 @@ impl OrangeProgram {
             values[assignment.target] = expected;
         }
         self.assignments = assignments;
+        traces
     }
 
     /// Adds a variable for an inserted operand.
@@ -310,6 +332,8 @@ struct Settler<'p, 'r, R> {
     program: &'p mut OrangeProgram,
     values: &'p [i128],
     rand: &'r mut R,
+    /// Each node's value in pre-order, when asked for.
+    trace: Option<Vec<Val>>,
 }
 
 impl<R: Rand> Settler<'_, '_, R> {
@@ -321,6 +345,22 @@ impl<R: Rand> Settler<'_, '_, R> {
     }
 
     fn settle(&mut self, e: &mut Expr) -> Val {
+        // The slot is taken before the children's, so that the trace is in pre-order.
+        let slot = self.trace.as_mut().map(|trace| {
+            trace.push(Val {
+                ty: Ty::Int(IntKind::Int),
+                v: 0,
+            });
+            trace.len() - 1
+        });
+        let value = self.settle_node(e);
+        if let (Some(trace), Some(slot)) = (self.trace.as_mut(), slot) {
+            trace[slot] = value;
+        }
+        value
+    }
+
+    fn settle_node(&mut self, e: &mut Expr) -> Val {
         match e {
             Expr::Var(i) => self.var_value(*i),
             Expr::Const(k, v) => Val { ty: Ty::Int(*k), v: *v },

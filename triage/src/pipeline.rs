@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use ccfuzz_mutators::edit::apply_edits;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::SeedStore;
+use ccfuzz_orange::{minimize, Minimized, OrangeProgram};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -63,6 +64,25 @@ pub struct Triaged {
     pub reason: Option<String>,
     /// The program that shows the symptom: reduced for `Reduced` findings, as found otherwise.
     pub test: PathBuf,
+    pub seconds: f64,
+    /// Orange's own minimization, for a finding that is an unedited Orange program.
+    #[serde(default)]
+    pub orange: Option<OrangeMinimization>,
+}
+
+/// What Orange's minimizer made of a finding's program, before text reduction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OrangeMinimization {
+    /// Non-blank lines, operators and assignments of something other than a constant, of the
+    /// program rendered again from its structure and of the minimized one.
+    pub lines_before: usize,
+    pub lines_after: usize,
+    pub operators_before: usize,
+    pub operators_after: usize,
+    pub expressions_before: usize,
+    pub expressions_after: usize,
+    /// Runs of the interestingness script.
+    pub tests: usize,
     pub seconds: f64,
 }
 
@@ -120,6 +140,7 @@ pub fn triage_finding(
         reason: None,
         test: work.join("start").join("test.c"),
         seconds: 0.0,
+        orange: None,
     };
     let start = result.test.clone();
     write_file(&start, &variant)?;
@@ -164,7 +185,7 @@ pub fn triage_finding(
     // Edit-list minimization, when the seed is at hand to apply edits to.
     let mut text = variant;
     let edits = &saved.finding.edits;
-    if let Some(loaded) = programs.and_then(|p| p.get(&saved.finding.seed).ok()) {
+    if let Some((programs, loaded)) = programs.and_then(|p| p.get(&saved.finding.seed).ok().map(|l| (p, l))) {
         let candidate = work.join("ddmin").join("test.c");
         let minimal = ddmin(edits, |subset| {
             write_file(&candidate, &apply_edits(&loaded.program, subset))?;
@@ -173,6 +194,23 @@ pub fn triage_finding(
         result.edits_after = minimal.len();
         text = apply_edits(&loaded.program, &minimal);
         log::info!("{}: {} of {} edits needed", saved.name, minimal.len(), edits.len());
+        // The seed alone shows the symptom: an Orange seed is minimized as a program first.
+        let seed = &saved.finding.seed;
+        let orange = if minimal.is_empty() {
+            programs.store().orange_program(seed)?
+        } else {
+            None
+        };
+        if let Some(json) = orange {
+            let program: OrangeProgram =
+                serde_json::from_str(&json).with_context(|| format!("bad Orange program of seed {seed}"))?;
+            if let Some((minimization, minimized)) =
+                minimize_orange(&saved.name, &program, &script, &work.join("orange"))?
+            {
+                result.orange = Some(minimization);
+                text = minimized;
+            }
+        }
     }
 
     let reduced = work.join("reduced").join("test.c");
@@ -191,6 +229,52 @@ pub fn triage_finding(
     result.test = reduced;
     result.seconds = started.elapsed().as_secs_f64();
     Ok(result)
+}
+
+/// Orange's minimizer under the finding's script; the minimized program's text. `None` when the
+/// program rendered again from its structure does not show the symptom (the seed text is a
+/// normalized rendering).
+fn minimize_orange(
+    name: &str,
+    program: &OrangeProgram,
+    script: &Path,
+    dir: &Path,
+) -> Result<Option<(OrangeMinimization, String)>> {
+    let started = Instant::now();
+    let candidate = dir.join("test.c");
+    let minimized = minimize(program, |candidate_program| {
+        write_file(&candidate, &candidate_program.to_c())?;
+        run_script(script, &candidate, &RunOptions::default())
+    })
+    .with_context(|| format!("{name}: Orange minimization"))?;
+    let Some(Minimized {
+        program: smallest,
+        tests,
+    }) = minimized
+    else {
+        log::warn!("{name}: the Orange program rendered again does not show the symptom");
+        return Ok(None);
+    };
+    let text = smallest.to_c();
+    let minimization = OrangeMinimization {
+        lines_before: line_count(&program.to_c()),
+        lines_after: line_count(&text),
+        operators_before: program.size(),
+        operators_after: smallest.size(),
+        expressions_before: program.live_expressions(),
+        expressions_after: smallest.live_expressions(),
+        tests,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    log::info!(
+        "{name}: Orange minimization {} -> {} lines, {} -> {} operators, {} tests",
+        minimization.lines_before,
+        minimization.lines_after,
+        minimization.operators_before,
+        minimization.operators_after,
+        tests
+    );
+    Ok(Some((minimization, text)))
 }
 
 fn write_file(path: &Path, text: &str) -> Result<()> {

@@ -5,7 +5,7 @@
 
 use crate::check::{quote, Check, Symptom};
 use crate::finding::FindingKind;
-use crate::pipeline::{Triaged, Verdict};
+use crate::pipeline::{OrangeMinimization, Triaged, Verdict};
 use anyhow::{Context, Result};
 use ccfuzz_mutators::seed::content_hash;
 use serde::{Deserialize, Serialize};
@@ -95,6 +95,21 @@ fn slug(configuration: &str) -> String {
         .collect()
 }
 
+/// The report's line on Orange's minimization, before text reduction.
+fn orange_line(m: &OrangeMinimization) -> String {
+    format!(
+        "\n- Orange minimization before text reduction: {} -> {} lines, {} -> {} operators, {} -> {} expressions, {} tests in {:.0} s",
+        m.lines_before,
+        m.lines_after,
+        m.operators_before,
+        m.operators_after,
+        m.expressions_before,
+        m.expressions_after,
+        m.tests,
+        m.seconds
+    )
+}
+
 fn write_bug(dir: &Path, bug: &Bug, representative: &Triaged) -> Result<()> {
     fs::create_dir_all(dir)?;
     let text = fs::read_to_string(&representative.test)
@@ -119,7 +134,7 @@ fn write_bug(dir: &Path, bug: &Bug, representative: &Triaged) -> Result<()> {
          - fingerprint: {fingerprint}\n\
          - symptom: {symptom}\n\
          - raw findings absorbed: {count}{flaky}\n\
-         - reduced test: `test.c`, {lines} non-blank lines (from {before} lines and {edits_before} edits; {edits_after} edits kept)\n\n\
+         - reduced test: `test.c`, {lines} non-blank lines (from {before} lines and {edits_before} edits; {edits_after} edits kept){orange}\n\n\
          `./repro.sh` compiles `test.c` with `{conf}` and with the reference `{reference}`, prints\n\
          both results and exits 0 when the bug shows. `./interesting.sh test.c` is the test the\n\
          reduction kept true: the symptom plus the UB guard (gcc and clang UB warnings as errors,\n\
@@ -135,6 +150,7 @@ fn write_bug(dir: &Path, bug: &Bug, representative: &Triaged) -> Result<()> {
         before = representative.lines_before,
         edits_before = representative.edits_before,
         edits_after = representative.edits_after,
+        orange = representative.orange.as_ref().map(orange_line).unwrap_or_default(),
         reference = check.guard.reference,
         agree = check
             .guard
@@ -258,6 +274,7 @@ mod tests {
             reason: None,
             test,
             seconds: 1.0,
+            orange: None,
         }
     }
 

@@ -1,0 +1,149 @@
+//! Orange's own minimization in `ccfuzz triage`, on a real divergence: plain `char` is signed
+//! under the reference `gcc -O0` and unsigned under `gcc -O0 -funsigned-char`, so an Orange
+//! program holding a negative `char` prints another checksum. The finding directory is made as
+//! the campaign makes it (seed store with `orange.json`, `finding.json`, `repro.sh`); triage
+//! must shrink the program to a few expressions that still show the mismatch and pass the UB
+//! guard.
+
+mod common;
+
+use ccfuzz::campaign::store_orange_program;
+use ccfuzz::compile::compile_and_run;
+use ccfuzz::config::{CompilerConfig, Config};
+use ccfuzz::objective::{finding_for, save_finding, FindingKind};
+use ccfuzz::seeds::SeedMaker;
+use ccfuzz_mutators::input::Variant;
+use ccfuzz_mutators::seed::SeedStore;
+use ccfuzz_observers::{ConfigOutcome, Outcome};
+use ccfuzz_orange::program::{Expr, OrangeProgram, Ty};
+use ccfuzz_orange::{generate, GenOptions, Policies};
+use ccfuzz_semantics::IntKind;
+use common::*;
+use libafl_bolts::rands::StdRand;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+const TESTED: &str = "gcc -O0 -funsigned-char";
+
+fn uses_plain_char(program: &OrangeProgram) -> bool {
+    let mut found = program.vars.iter().any(|v| v.ty == Ty::Int(IntKind::Char));
+    for a in &program.assignments {
+        a.expr
+            .visit(&mut |e| found |= matches!(e, Expr::Const(IntKind::Char, _)));
+    }
+    found
+}
+
+/// Stores the first generated program (from fixed random seeds) that shows the mismatch as a
+/// seed, with its structure, and saves its finding; returns the finding directory.
+fn orange_finding(out: &Path, config: &Config) -> (std::path::PathBuf, OrangeProgram) {
+    let store = SeedStore::open(out.join("seeds")).unwrap();
+    let mut maker = SeedMaker::new(config.clone(), store.clone(), out.join("tmp/seeds")).unwrap();
+    let options = GenOptions {
+        min_operators: 100,
+        max_operators: 200,
+        policies: Policies::ALL,
+        float: false,
+    };
+    let tested = CompilerConfig::new(TESTED);
+    for n in 0..50 {
+        let program = generate(options, &mut StdRand::with_seed(n));
+        if !uses_plain_char(&program) || program.assignments.len() < 4 {
+            continue;
+        }
+        let Ok(id) = maker.make(&program.to_c(), &format!("orange test {n}")).unwrap() else {
+            continue;
+        };
+        store_orange_program(&store, &id, &program).unwrap();
+        let seed = store.load(&id).unwrap();
+        let source = out.join("tmp/variant.c");
+        std::fs::write(&source, &seed.text).unwrap();
+        let (outcome, _) = compile_and_run(
+            &tested,
+            &source,
+            &out.join("tmp/variant"),
+            Duration::from_secs(60),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        let ConfigOutcome::Ran { run } = &outcome else {
+            panic!("{TESTED} fails on program {n}: {outcome:?}")
+        };
+        if run.is_expected(seed.profile.expected_exit, &seed.expected_output) {
+            continue;
+        }
+        let outcome = Outcome {
+            config: TESTED.to_string(),
+            outcome,
+            compile_ms: 0,
+        };
+        let finding = finding_for(FindingKind::Mismatch, &outcome, &seed, &Variant::of_seed(id));
+        assert!(save_finding(&out.join("findings"), &finding, &seed.text, &seed, config).unwrap());
+        let dir = findings(out).pop().unwrap();
+        return (dir, program);
+    }
+    panic!("no generated program shows the plain char mismatch");
+}
+
+#[test]
+fn triage_minimizes_an_orange_mismatch_to_a_few_expressions() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = Config::load(&write_config(dir.path(), &[TESTED], 60.0)).unwrap();
+    let (finding, program) = orange_finding(&out, &config);
+    assert!(out
+        .join("seeds")
+        .join(finding_json(&finding)["seed"].as_str().unwrap())
+        .join("orange.json")
+        .is_file());
+    assert_reproduces(&finding);
+
+    let output = ccfuzz()
+        .args(["triage", "--reducer", "none"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    assert!(log.contains("1 reduced"), "{log}");
+    let name = finding.file_name().unwrap().to_str().unwrap();
+    let result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("triage/work").join(name).join("result.json")).unwrap())
+            .unwrap();
+    let orange = &result["orange"];
+    let number = |key: &str| orange[key].as_u64().unwrap_or_else(|| panic!("no {key} in {result}"));
+    println!(
+        "{} -> {} lines, {} -> {} operators, {} -> {} expressions, {} tests, {:.1} s",
+        number("lines_before"),
+        number("lines_after"),
+        number("operators_before"),
+        number("operators_after"),
+        number("expressions_before"),
+        number("expressions_after"),
+        number("tests"),
+        orange["seconds"].as_f64().unwrap()
+    );
+    assert_eq!(number("operators_before") as usize, program.size());
+    assert!(number("expressions_after") <= 2, "{result}");
+    assert!(number("operators_after") <= 4, "{result}");
+    assert!(number("lines_after") * 2 < number("lines_before"), "{result}");
+
+    // The bug's test is the minimized program: the mismatch shows and the UB guard passes.
+    let bugs: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("triage/bugs/bugs.json")).unwrap()).unwrap();
+    let bug_dir = out.join("triage/bugs").join(bugs[0]["name"].as_str().unwrap());
+    let test = std::fs::read_to_string(bug_dir.join("test.c")).unwrap();
+    println!("{test}");
+    assert!(test.contains("char"), "{test}");
+    let guard = Command::new("sh")
+        .arg(bug_dir.join("interesting.sh"))
+        .arg(bug_dir.join("test.c"))
+        .status()
+        .unwrap();
+    assert!(guard.success(), "{test}");
+    let repro = Command::new(bug_dir.join("repro.sh")).output().unwrap();
+    assert!(repro.status.success(), "{}", text(&repro));
+    let report = std::fs::read_to_string(bug_dir.join("report.md")).unwrap();
+    assert!(report.contains("Orange minimization"), "{report}");
+}
