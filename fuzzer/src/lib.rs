@@ -16,5 +16,7 @@ pub mod objective;
 pub mod plot;
 pub mod runner;
 pub mod seeds;
+pub mod shutdown;
 pub mod stats;
+pub mod status;
 pub mod triage;
