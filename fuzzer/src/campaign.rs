@@ -4,7 +4,7 @@
 //!
 //! Output directory layout: `seeds/` (the seed store), `corpus/` (variants, postcard),
 //! `solutions/` (LibAFL's copy of objective inputs), `findings/` (one directory per finding),
-//! `tmp/` (per-client scratch, removed and recreated at start), `stats.json` (monitor).
+//! `tmp/` (per-client scratch, removed at start and when the campaign stops), `stats.json` (monitor).
 
 use crate::config::Config;
 use crate::executor::{CompileRunExecutor, ObserverHandles};
@@ -542,6 +542,8 @@ where
     let store = options.store().map_err(anyhow_to_libafl)?;
     let programs = Arc::new(Programs::new(store.clone(), 256));
     let workdir = options.out.join("tmp").join(format!("client-{}", desc.id()));
+    // A client restarted after a crash finds the scratch of the execution it crashed in.
+    let _ = std::fs::remove_dir_all(&workdir);
     std::fs::create_dir_all(&workdir)?;
 
     let execution = ExecutionObserver::new("execution");
