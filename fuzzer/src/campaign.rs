@@ -109,7 +109,7 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
     if let SeedSource::Directory(dir) = &options.seeds {
         let profiled = profile_directory(&options.config, &store, dir, &tmp);
         if shutdown::requested() {
-            finish(&options.out, started);
+            shutdown::finish(&options.out, started);
             return Ok(());
         }
         profiled?;
@@ -162,30 +162,12 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
         triage.stop();
     }
     if std::process::id() == launcher {
-        finish(&options.out, started);
+        shutdown::finish(&options.out, started);
     }
     match result {
         Ok(()) | Err(Error::ShuttingDown) => Ok(()),
         Err(e) => Err(anyhow::anyhow!("campaign failed: {e}")),
     }
-}
-
-/// Once every client has stopped: removes the scratch directory and prints the summary.
-fn finish(out: &Path, started: SystemTime) {
-    let tmp = out.join("tmp");
-    if let Err(e) = std::fs::remove_dir_all(&tmp) {
-        if e.kind() != std::io::ErrorKind::NotFound {
-            log::warn!("cannot remove {}: {e}", tmp.display());
-        }
-    }
-    // On a terminal the summary replaces the last status line.
-    use std::io::IsTerminal;
-    let clear = if std::io::stdout().is_terminal() {
-        "\r\x1b[2K"
-    } else {
-        ""
-    };
-    println!("{clear}{}", shutdown::summary(out, started));
 }
 
 /// What a client did, written to `clients/client-N.json` when it stops.

@@ -9,6 +9,7 @@
 //! waits for ([`crate::runner::run`] returns [`Interrupted`]), abandons that execution, then
 //! stops as it does at its deadline. A second signal to a process kills the child it waits for
 //! and exits at once with LibAFL's Ctrl-C status, which its restarter takes as "shutting down".
+//! When every client has stopped, the launcher removes `tmp/` and prints a summary ([`finish`]).
 
 use anyhow::{Context, Result};
 use libafl_bolts::os::CTRL_C_EXIT;
@@ -137,6 +138,24 @@ impl Drop for WatchedGroup {
     fn drop(&mut self) {
         CHILD_GROUP.store(0, Ordering::SeqCst);
     }
+}
+
+/// Once every client has stopped: removes the scratch directory and prints the summary.
+pub fn finish(out: &Path, started: SystemTime) {
+    let tmp = out.join("tmp");
+    if let Err(e) = std::fs::remove_dir_all(&tmp) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            log::warn!("cannot remove {}: {e}", tmp.display());
+        }
+    }
+    // On a terminal the summary replaces the last status line.
+    use std::io::IsTerminal;
+    let clear = if std::io::stdout().is_terminal() {
+        "\r\x1b[2K"
+    } else {
+        ""
+    };
+    println!("{clear}{}", summary(out, started));
 }
 
 /// What the launcher prints when the campaign has stopped: why, how long it ran, and what the
