@@ -4,7 +4,7 @@
 //!
 //! Output directory layout: `seeds/` (the seed store), `corpus/` (variants, postcard),
 //! `solutions/` (LibAFL's copy of objective inputs), `findings/` (one directory per finding),
-//! `tmp/` (per-client scratch, removed and recreated at start), `stats.json` (monitor).
+//! `tmp/` (per-client scratch, removed at start and when the campaign stops), `stats.json` (monitor).
 
 use crate::broker::Broker;
 use crate::config::Config;
@@ -17,6 +17,8 @@ use crate::mcmc::{
 use crate::objective::FindingsObjective;
 use crate::runner::cpu_seconds;
 use crate::seeds::SeedMaker;
+use crate::shutdown;
+use crate::status::StatusMonitor;
 use anyhow::{Context, Result};
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
@@ -35,7 +37,7 @@ use libafl::feedbacks::{Feedback, MaxMapFeedback, StateInitializer};
 use libafl::fuzzer::{Evaluator, Fuzzer, StdFuzzer};
 use libafl::generators::Generator;
 use libafl::inputs::Input;
-use libafl::monitors::{MultiMonitor, NopMonitor, OnDiskJsonAggregateMonitor};
+use libafl::monitors::{NopMonitor, OnDiskJsonAggregateMonitor};
 use libafl::mutators::Mutator;
 use libafl::schedulers::{QueueScheduler, Scheduler};
 use libafl::stages::StdMutationalStage;
@@ -85,6 +87,8 @@ pub struct CampaignOptions {
     /// Stop each client after this many executions.
     pub iterations: Option<u64>,
     pub mcmc: McmcOptions,
+    /// Time between status lines (default: every second on a terminal, else every 10 s).
+    pub status_interval: Option<Duration>,
 }
 
 impl CampaignOptions {
@@ -96,13 +100,21 @@ impl CampaignOptions {
 /// Runs the campaign to its end (or forever).
 pub fn run_campaign(options: CampaignOptions) -> Result<()> {
     std::fs::create_dir_all(&options.out).with_context(|| format!("cannot create {}", options.out.display()))?;
+    let started = SystemTime::now();
+    shutdown::share_stop_flag()?;
+    shutdown::handle_stop_signals()?;
     let tmp = options.out.join("tmp");
     // Scratch files of a killed run are garbage; corpus, seeds and findings are never touched.
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp)?;
     let store = options.store()?;
     if let SeedSource::Directory(dir) = &options.seeds {
-        profile_directory(&options.config, &store, dir, &tmp)?;
+        let profiled = profile_directory(&options.config, &store, dir, &tmp);
+        if shutdown::requested() {
+            shutdown::finish(&options.out, started);
+            return Ok(());
+        }
+        profiled?;
         if store.ids()?.is_empty() {
             anyhow::bail!("no seed of {} was accepted: nothing to fuzz", dir.display());
         }
@@ -121,7 +133,7 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
         Cores::from_cmdline(&options.cores).map_err(|e| anyhow::anyhow!("bad --cores {}: {e}", options.cores))?;
     let client_count = cores.ids.len();
     let monitor = (
-        MultiMonitor::new(|line| println!("{line}")),
+        StatusMonitor::new(&options.out, options.status_interval),
         OnDiskJsonAggregateMonitor::with_interval(options.out.join("stats.json"), Duration::from_secs(5)),
     );
     let run_client = |state: Option<CampaignState>,
@@ -139,6 +151,8 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
     };
     let clients = NonZeroUsize::new(client_count).context("--cores names no core")?;
     let broker = Broker::spawn(monitor, options.broker_port, options.remote_broker, clients)?;
+    // The restarters and the clients are forks that return from `launch` too.
+    let launcher = std::process::id();
     let result = Launcher::builder()
         .shmem_provider(StdShMemProvider::new()?)
         // Clients share observations only with clients that compile with the same configuration.
@@ -153,6 +167,9 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
     broker.finish(Duration::from_secs(2));
     if let Some(triage) = background_triage {
         triage.stop();
+    }
+    if std::process::id() == launcher {
+        shutdown::finish(&options.out, started);
     }
     match result {
         Ok(()) | Err(Error::ShuttingDown) => Ok(()),
@@ -407,6 +424,9 @@ impl_serdeany!(SeedProgress);
 impl<S: HasRand + HasMetadata> Generator<Variant, S> for SeedGenerator {
     fn generate(&mut self, state: &mut S) -> Result<Variant, Error> {
         for _ in 0..self.attempts {
+            if shutdown::requested() {
+                return Err(Error::shutting_down());
+            }
             let made = self.programs.next(&self.maker, state).and_then(|generated| {
                 let made = self
                     .maker
@@ -527,9 +547,13 @@ where
         + EventRestarter<CampaignState>,
 {
     let anyhow_to_libafl = |e: anyhow::Error| Error::illegal_state(format!("{e:#}"));
+    // Instead of the restarting manager's handler, which exits on the spot.
+    shutdown::handle_stop_signals().map_err(anyhow_to_libafl)?;
     let store = options.store().map_err(anyhow_to_libafl)?;
     let programs = Arc::new(Programs::new(store.clone(), 256));
     let workdir = options.out.join("tmp").join(format!("client-{}", desc.id()));
+    // A client restarted after a crash finds the scratch of the execution it crashed in.
+    let _ = std::fs::remove_dir_all(&workdir);
     std::fs::create_dir_all(&workdir)?;
 
     let execution = ExecutionObserver::new("execution");
@@ -619,7 +643,7 @@ where
         let ids = store.ids().map_err(anyhow_to_libafl)?;
         for (index, id) in ids.into_iter().enumerate() {
             if index % client_count == desc.id() % client_count && !in_corpus.contains(&id) {
-                add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, id)?;
+                shutdown::as_stop_request(add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, id))?;
             }
         }
     }
@@ -641,16 +665,29 @@ where
     };
     if state.corpus().count() == 0 {
         if variants_per_seed.is_some() {
-            let seed = seeds.generate(&mut state)?;
-            add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, seed.seed)?;
+            if let Some(seed) = shutdown::as_stop_request(seeds.generate(&mut state))? {
+                shutdown::as_stop_request(add_seed(
+                    &mut fuzzer,
+                    &mut state,
+                    &mut executor,
+                    &mut mgr,
+                    &store,
+                    seed.seed,
+                ))?;
+            }
         } else {
             // Another client may hold all the seeds; wait for them to arrive.
             while state.corpus().count() == 0 {
-                if deadline.is_some_and(|d| now_secs() >= d) {
+                if deadline.is_some_and(|d| now_secs() >= d) || shutdown::requested() {
                     mgr.send_exiting()?;
                     return Ok(());
                 }
-                libafl::fuzzer::EventProcessor::process_events(&mut fuzzer, &mut state, &mut executor, &mut mgr)?;
+                shutdown::as_stop_request(libafl::fuzzer::EventProcessor::process_events(
+                    &mut fuzzer,
+                    &mut state,
+                    &mut executor,
+                    &mut mgr,
+                ))?;
                 std::thread::sleep(Duration::from_millis(200));
             }
         }
@@ -670,7 +707,7 @@ where
     loop {
         let out_of_time = deadline.is_some_and(|d| now_secs() >= d);
         let out_of_iterations = options.iterations.is_some_and(|n| *state.executions() >= n);
-        if out_of_time || out_of_iterations {
+        if out_of_time || out_of_iterations || shutdown::requested() {
             mgr.report_progress(&mut state)?;
             let covered = observed_maps
                 .iter()
@@ -710,11 +747,21 @@ where
         if variants_per_seed.is_some_and(|n| executions >= last_seed_at + n) {
             last_seed_at = executions;
             match seeds.generate(&mut state) {
-                Ok(seed) => add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, seed.seed)?,
+                Ok(seed) => {
+                    shutdown::as_stop_request(add_seed(
+                        &mut fuzzer,
+                        &mut state,
+                        &mut executor,
+                        &mut mgr,
+                        &store,
+                        seed.seed,
+                    ))?;
+                }
+                Err(_) if shutdown::requested() => {}
                 Err(e) => log::error!("client {}: {e}", desc.id()),
             }
         }
-        fuzzer.fuzz_one(&mut stages, &mut executor, &mut state, &mut mgr)?;
+        shutdown::as_stop_request(fuzzer.fuzz_one(&mut stages, &mut executor, &mut state, &mut mgr))?;
         if *state.executions() == executions {
             idle_rounds += 1;
             if idle_rounds == 1000 {

@@ -157,8 +157,12 @@ where
             lines: None,
         };
         // An I/O failure of ours (disk full, store unreadable) must not kill the client:
-        // the variant is reported and skipped with no outcomes.
+        // the variant is reported and skipped with no outcomes. A run abandoned because the
+        // campaign stops is not judged at all: the client loop sees the error and stops.
         if let Err(e) = self.execute(input, &mut reports) {
+            if e.is::<crate::shutdown::Interrupted>() {
+                return Err(Error::shutting_down());
+            }
             log::error!("cannot execute a variant of seed {}: {e:#}", input.seed);
             reports.execution.outcomes.clear();
         }

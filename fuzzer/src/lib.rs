@@ -18,5 +18,7 @@ pub mod plot;
 pub mod runner;
 pub mod seeds;
 pub mod sharing;
+pub mod shutdown;
 pub mod stats;
+pub mod status;
 pub mod triage;

@@ -74,6 +74,10 @@ enum Command {
         /// Stop each core after this many executions.
         #[arg(long)]
         iterations: Option<u64>,
+        /// Seconds between status lines (default: 1 on a terminal, where the line is
+        /// rewritten in place, else 10).
+        #[arg(long)]
+        status_interval: Option<f64>,
         #[command(flatten)]
         mcmc: McmcArgs,
     },
@@ -492,6 +496,7 @@ fn main() -> Result<()> {
             remote_broker,
             seconds,
             iterations,
+            status_interval,
             mcmc,
             generator,
             orange_max_operators,
@@ -518,6 +523,7 @@ fn main() -> Result<()> {
                 seconds,
                 iterations,
                 mcmc: mcmc.options(),
+                status_interval: status_interval.map(std::time::Duration::from_secs_f64),
             })
         }
         Command::Mutate {

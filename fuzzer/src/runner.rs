@@ -1,6 +1,8 @@
 //! Running compilers and test binaries: own process group, resource limits, a wall-clock
-//! timeout that kills the whole group, and captured output.
+//! timeout that kills the whole group, and captured output. A campaign that is stopping
+//! kills the group too and reports the run as [`Interrupted`].
 
+use crate::shutdown::{Interrupted, WatchedGroup};
 use anyhow::{Context, Result};
 use nix::sys::resource::{setrlimit, Resource};
 use nix::sys::signal::{killpg, Signal};
@@ -105,7 +107,8 @@ pub fn cpu_seconds(who: nix::sys::resource::UsageWho) -> nix::Result<f64> {
 }
 
 /// Runs `command` to completion or timeout. The child leads a new process group so that a
-/// compiler driver and its sub-processes are killed together.
+/// compiler driver and its sub-processes are killed together. Fails with [`Interrupted`]
+/// when the campaign is asked to stop while the child runs.
 pub fn run(mut command: Command, limits: &Limits) -> Result<Output> {
     let program = format!("{:?}", command.get_program());
     command
@@ -129,13 +132,20 @@ pub fn run(mut command: Command, limits: &Limits) -> Result<Output> {
     let start = Instant::now();
     let mut child = command.spawn().with_context(|| format!("cannot start {program}"))?;
     let pgid = Pid::from_raw(child.id() as i32);
+    let _watched = WatchedGroup::new(pgid);
     let stdout = read_capped(child.stdout.take().expect("piped stdout"), limits.max_output);
     let stderr = read_capped(child.stderr.take().expect("piped stderr"), limits.max_output);
     let mut timed_out = false;
+    let mut interrupted = false;
     let mut pause = Duration::from_micros(200);
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break status;
+        }
+        if crate::shutdown::requested() {
+            interrupted = true;
+            let _ = killpg(pgid, Signal::SIGKILL);
+            break child.wait()?;
         }
         if start.elapsed() >= limits.timeout {
             timed_out = true;
@@ -150,6 +160,9 @@ pub fn run(mut command: Command, limits: &Limits) -> Result<Output> {
     let elapsed = start.elapsed();
     let stdout = stdout.join().unwrap_or_default();
     let stderr = stderr.join().unwrap_or_default();
+    if interrupted {
+        return Err(Interrupted.into());
+    }
     let exit = if timed_out {
         Exit::Timeout
     } else if let Some(code) = status.code() {

@@ -205,7 +205,9 @@ impl SeedMaker {
     /// Generates one program with csmith.
     pub fn csmith(&self, random_seed: u64) -> Result<(String, String)> {
         let mut command = Command::new("csmith");
+        // csmith writes `platform.info` into its working directory.
         command
+            .current_dir(&self.workdir)
             .args(&self.config.csmith_args)
             .arg("-s")
             .arg(random_seed.to_string());

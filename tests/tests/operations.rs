@@ -1,0 +1,173 @@
+//! Operating a long campaign: Ctrl-C stops it cleanly (reports and chains saved, scratch
+//! removed, exit status 0) and a restart resumes it; the scratch directory does not grow with
+//! the number of executions.
+
+mod common;
+
+use ccfuzz::campaign::ClientReport;
+use common::*;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// MCMC decisions client 1 logged so far: one line per executed proposal.
+fn decisions(out: &Path) -> usize {
+    std::fs::read_to_string(out.join("mcmc/client-1.csv"))
+        .map(|text| text.lines().count())
+        .unwrap_or(0)
+}
+
+/// Files and directories under `dir`, recursively (0 when it does not exist).
+fn entries_under(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok())
+        .map(|entry| 1 + entries_under(&entry.path()))
+        .sum()
+}
+
+/// A campaign on one core in its own process group, as a shell starts a job, its stdout in
+/// `log`.
+fn start(out: &Path, config: &Path, log: &Path, extra: &[&str]) -> Child {
+    ccfuzz()
+        .arg("fuzz")
+        .arg("--out")
+        .arg(out)
+        .arg("--config")
+        .arg(config)
+        .args(["--cores", "0", "--broker-port", &free_port().to_string()])
+        .args(extra)
+        .stdout(std::fs::File::create(log).unwrap())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for the campaign to exit; one that hangs is killed and fails the test.
+fn wait_for_exit(child: &mut Child, limit: Duration) -> ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
+            panic!("the campaign did not stop");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn proposals_in_chains_file(out: &Path) -> u64 {
+    let chains: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("mcmc/chains-client-1.json")).unwrap()).unwrap();
+    chains
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|chain| chain["proposals"].as_u64().unwrap())
+        .sum()
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_the_campaign_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["tcc"], 60.0);
+    let seeds = seeds("dead");
+    let log = dir.path().join("log");
+    let mut child = start(&out, &config, &log, &["--seeds", seeds.to_str().unwrap()]);
+    let start_time = Instant::now();
+    while decisions(&out) < 30 {
+        assert!(
+            start_time.elapsed() < Duration::from_secs(120),
+            "the campaign made no progress"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // What a terminal does on Ctrl-C: SIGINT to every process of the foreground job.
+    killpg(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let status = wait_for_exit(&mut child, Duration::from_secs(60));
+    let printed = std::fs::read_to_string(&log).unwrap();
+    assert!(status.success(), "{status:?}\n{printed}");
+    assert!(printed.contains("campaign stopped on request after"), "{printed}");
+    assert!(
+        !out.join("tmp").exists(),
+        "tmp/ is left: {} entries",
+        entries_under(&out.join("tmp"))
+    );
+
+    // The report and the chains were written when the client stopped, from the same state.
+    let report: ClientReport =
+        serde_json::from_slice(&std::fs::read(out.join("clients/client-1.json")).unwrap()).unwrap();
+    assert!(report.executions >= 30, "{report:?}");
+    assert_eq!(proposals_in_chains_file(&out), report.mcmc.proposals);
+
+    let log = campaign(
+        &out,
+        &config,
+        &["--seeds", seeds.to_str().unwrap(), "--iterations", "5"],
+    );
+    assert!(
+        log.contains(&format!("resumed with {} corpus entries", report.corpus)),
+        "{log}"
+    );
+    assert!(log.contains("chains continue where they stopped"), "{log}");
+    assert!(proposals_in_chains_file(&out) > report.mcmc.proposals);
+}
+
+#[test]
+fn scratch_does_not_grow_with_executions() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["tcc"], 60.0);
+    let log = dir.path().join("log");
+    // csmith seeds: every 10 executions a seed is generated, profiled and vetted in tmp/ too.
+    let mut campaign = {
+        let mut command = ccfuzz();
+        command
+            .current_dir(dir.path())
+            .arg("fuzz")
+            .arg("--out")
+            .arg(&out)
+            .arg("--config")
+            .arg(&config)
+            .args(["--cores", "0", "--broker-port", &free_port().to_string()])
+            .args(["--variants-per-seed", "10", "--iterations", "150"])
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(Stdio::null())
+            .process_group(0);
+        command.spawn().unwrap()
+    };
+    // The most entries tmp/ held, in the first and in the second half of the run.
+    let (mut early, mut late) = (0, 0);
+    let start_time = Instant::now();
+    while campaign.try_wait().unwrap().is_none() {
+        let executed = decisions(&out);
+        let entries = entries_under(&out.join("tmp"));
+        if executed < 75 {
+            early = early.max(entries);
+        } else {
+            late = late.max(entries);
+        }
+        if start_time.elapsed() > Duration::from_secs(150) {
+            let _ = killpg(Pid::from_raw(campaign.id() as i32), Signal::SIGKILL);
+            panic!("the campaign did not finish");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = campaign.wait().unwrap();
+    assert!(status.success(), "{}", std::fs::read_to_string(&log).unwrap());
+    assert!(decisions(&out) >= 100, "too few executions to tell");
+    // One client's scratch: at most one execution's and one seed's files.
+    assert!(early > 0 && early <= 40, "tmp/ held {early} entries early on");
+    assert!(late <= 40, "tmp/ held {late} entries late in the run (early: {early})");
+    assert!(!out.join("tmp").exists());
+    // csmith runs inside the scratch directory, not in the campaign's working directory.
+    assert!(!dir.path().join("platform.info").exists());
+}
