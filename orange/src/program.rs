@@ -296,14 +296,19 @@ impl OrangeProgram {
                 rand,
                 trace: traced.then(Vec::new),
             };
-            let value = settler.settle(&mut assignment.expr);
+            let mut value = settler.settle(&mut assignment.expr);
+            let target_ty = settler.program.vars[assignment.target].ty;
+            // A floating value (a shared sub-expression, a changed type) converts to an integer
+            // t-variable only within the variable's range: beyond it the conversion is undefined.
+            if let (Ty::Int(k), Ty::Float(_)) = (target_ty, value.ty) {
+                value = settler.fit_integer(&mut assignment.expr, value, k);
+            }
             traces.extend(settler.trace);
-            let target = &self.vars[assignment.target];
-            // The t-variable's type is the expression's in floating mode (no rounding on
-            // assignment); integer values convert as gcc and clang define it.
-            let expected = match (target.ty, value.ty) {
-                (Ty::Int(k), _) => convert(value.v, k),
-                (Ty::Float(_), _) => value.v,
+            // Integer values convert as gcc and clang define it; floating t-variables hold
+            // integer values their mantissa represents, so assigning them does not round.
+            let expected = match target_ty {
+                Ty::Int(k) => convert(value.v, k),
+                Ty::Float(_) => value.v,
             };
             assignment.expected = expected;
             values[assignment.target] = expected;
@@ -779,7 +784,11 @@ pub(crate) mod tests {
         for assignment in &program.assignments {
             let value = eval(&assignment.expr, &program.vars, &values);
             let expected = match program.vars[assignment.target].ty {
-                Ty::Int(k) => convert(value.v, k),
+                Ty::Int(k) => {
+                    let in_range = k.contains(value.v) || matches!(value.ty, Ty::Int(_));
+                    assert!(in_range, "a floating value beyond the range of its integer variable");
+                    convert(value.v, k)
+                }
                 Ty::Float(_) => value.v,
             };
             assert_eq!(expected, assignment.expected);

@@ -1,6 +1,7 @@
 //! Orange programs on real compilers: every generated program compiles with gcc and clang at
 //! -O0 and -O2, prints its expected checksum and passes its own checks, and is clean under
-//! UBSan and ASan. `ORANGE_PROGRAMS=10000 ORANGE_MAX_OPERATORS=10000` runs the full study.
+//! UBSan and ASan. `ORANGE_PROGRAMS=10000 ORANGE_MAX_OPERATORS=10000` runs the full study;
+//! `ORANGE_FIRST=N` starts at program N, so that a long study can be run in parts.
 
 use ccfuzz::compile::{compile, compile_and_run};
 use ccfuzz::config::CompilerConfig;
@@ -15,6 +16,12 @@ fn env_number(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
+/// Keeps a failure for the final assertion and shows it at once: a long study may be stopped.
+fn report(failures: &mut Vec<String>, failure: String) {
+    eprintln!("Orange: FAILED {failure}");
+    failures.push(failure);
+}
+
 const CONFIGURATIONS: [&str; 4] = ["gcc -O0", "gcc -O2", "clang -O0", "clang -O2"];
 /// gcc's runtimes (clang's are not installed); AddressSanitizer needs no memory limit.
 const SANITIZED: &str = "gcc -O0 -fsanitize=undefined,address -fno-sanitize-recover=all";
@@ -22,8 +29,9 @@ const SANITIZED: &str = "gcc -O0 -fsanitize=undefined,address -fno-sanitize-reco
 #[test]
 fn generated_programs_print_their_expected_values_under_every_compiler() {
     let count = env_number("ORANGE_PROGRAMS", 120);
+    let first = env_number("ORANGE_FIRST", 0);
     let max_operators = env_number("ORANGE_MAX_OPERATORS", 2000);
-    let next = AtomicUsize::new(0);
+    let next = AtomicUsize::new(first);
     let (operators, float_programs) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let failures: Vec<String> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..2)
@@ -33,13 +41,14 @@ fn generated_programs_print_their_expected_values_under_every_compiler() {
                     let mut failures = Vec::new();
                     loop {
                         let n = next.fetch_add(1, Ordering::SeqCst);
-                        if n >= count {
+                        if n >= first + count {
                             return failures;
                         }
                         // A long study shows where it is, in case it is stopped before its end.
                         if n > 0 && n.is_multiple_of(250) {
                             eprintln!(
-                                "Orange: {n} of {count} programs started, {} operators so far, {} failures in this worker",
+                                "Orange: program {n} of {first}..{} started, {} operators so far, {} failures in this worker",
+                                first + count,
                                 operators.load(Ordering::Relaxed),
                                 failures.len()
                             );
@@ -75,7 +84,7 @@ fn generated_programs_print_their_expected_values_under_every_compiler() {
                                 other => {
                                     let kept = dir.path().join(format!("failed-{n}.c"));
                                     std::fs::copy(&source, &kept).unwrap();
-                                    failures.push(format!("program {n} under {configuration}: {other:?}"));
+                                    report(&mut failures, format!("program {n} under {configuration}: {other:?}"));
                                 }
                             }
                         }
@@ -89,7 +98,7 @@ fn generated_programs_print_their_expected_values_under_every_compiler() {
                         )
                         .unwrap();
                         if let Some(failure) = failure {
-                            failures.push(format!("program {n} does not compile with sanitizers: {failure:?}"));
+                            report(&mut failures, format!("program {n} does not compile with sanitizers: {failure:?}"));
                             continue;
                         }
                         let limits = Limits {
@@ -98,13 +107,13 @@ fn generated_programs_print_their_expected_values_under_every_compiler() {
                         };
                         let out = run(std::process::Command::new(&binary), &limits).unwrap();
                         if out.exit != Exit::Code(0) || out.stdout != expected.as_bytes() {
-                            let report = out
+                            let sanitizer = out
                                 .stderr_text()
                                 .lines()
                                 .find(|l| l.contains("runtime error") || l.contains("ERROR"))
                                 .unwrap_or("")
                                 .to_string();
-                            failures.push(format!("program {n} under UBSan/ASan: {:?} {report}", out.exit));
+                            report(&mut failures, format!("program {n} under UBSan/ASan: {:?} {sanitizer}", out.exit));
                         }
                     }
                 })
