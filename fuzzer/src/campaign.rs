@@ -504,6 +504,7 @@ fn reload_corpus(state: &mut CampaignState, dir: &Path) -> Result<usize, Error> 
 
 /// Executes a seed and puts it in the corpus even when its own execution was a finding
 /// (the objective then keeps LibAFL from adding it), announcing it to the other cores and nodes.
+/// A stop requested during the execution leaves the seed to the resumed campaign.
 fn add_seed<Z, E, EM>(
     fuzzer: &mut Z,
     state: &mut CampaignState,
@@ -519,7 +520,9 @@ where
     E::Observers: Serialize,
 {
     let variant = Variant::of_seed(id.clone());
-    let (_, added) = fuzzer.evaluate_input(state, executor, mgr, &variant)?;
+    let Some((_, added)) = shutdown::as_stop_request(fuzzer.evaluate_input(state, executor, mgr, &variant))? else {
+        return Ok(());
+    };
     if added.is_none() {
         if !state.metadata_or_insert_with(SeedsInCorpus::default).0.insert(id) {
             return Ok(());
@@ -643,7 +646,7 @@ where
         let ids = store.ids().map_err(anyhow_to_libafl)?;
         for (index, id) in ids.into_iter().enumerate() {
             if index % client_count == desc.id() % client_count && !in_corpus.contains(&id) {
-                shutdown::as_stop_request(add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, id))?;
+                add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, id)?;
             }
         }
     }
@@ -666,14 +669,7 @@ where
     if state.corpus().count() == 0 {
         if variants_per_seed.is_some() {
             if let Some(seed) = shutdown::as_stop_request(seeds.generate(&mut state))? {
-                shutdown::as_stop_request(add_seed(
-                    &mut fuzzer,
-                    &mut state,
-                    &mut executor,
-                    &mut mgr,
-                    &store,
-                    seed.seed,
-                ))?;
+                add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, seed.seed)?;
             }
         } else {
             // Another client may hold all the seeds; wait for them to arrive.
@@ -748,14 +744,7 @@ where
             last_seed_at = executions;
             match seeds.generate(&mut state) {
                 Ok(seed) => {
-                    shutdown::as_stop_request(add_seed(
-                        &mut fuzzer,
-                        &mut state,
-                        &mut executor,
-                        &mut mgr,
-                        &store,
-                        seed.seed,
-                    ))?;
+                    add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, seed.seed)?;
                 }
                 Err(_) if shutdown::requested() => {}
                 Err(e) => log::error!("client {}: {e}", desc.id()),

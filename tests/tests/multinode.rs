@@ -23,16 +23,15 @@ impl Drop for Node {
 }
 
 fn node(out: &Path, config: &Path, seeds: &str, port: u16, remote: Option<u16>) -> Node {
-    let mut command = ccfuzz();
-    command
-        .arg("fuzz")
-        .arg("--out")
-        .arg(out)
-        .arg("--config")
-        .arg(config)
-        .arg("--seeds")
-        .arg(common::seeds(seeds))
-        .args(["--cores", "0", "--seconds", "240", "--broker-port", &port.to_string()]);
+    let mut command = fuzz(out, config);
+    command.arg("--seeds").arg(common::seeds(seeds)).args([
+        "--cores",
+        "0",
+        "--seconds",
+        "240",
+        "--broker-port",
+        &port.to_string(),
+    ]);
     if let Some(remote) = remote {
         command.args(["--remote-broker", &format!("127.0.0.1:{remote}")]);
     }

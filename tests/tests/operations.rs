@@ -33,13 +33,7 @@ fn entries_under(dir: &Path) -> usize {
 /// A campaign on one core in its own process group, as a shell starts a job, its stdout in
 /// `log`.
 fn start(out: &Path, config: &Path, log: &Path, extra: &[&str]) -> Child {
-    ccfuzz()
-        .arg("fuzz")
-        .arg("--out")
-        .arg(out)
-        .arg("--config")
-        .arg(config)
-        .args(["--cores", "0", "--broker-port", &free_port().to_string()])
+    fuzz_on_one_core(out, config)
         .args(extra)
         .stdout(std::fs::File::create(log).unwrap())
         .stderr(Stdio::null())
@@ -129,15 +123,9 @@ fn scratch_does_not_grow_with_executions() {
     let log = dir.path().join("log");
     // csmith seeds: every 10 executions a seed is generated, profiled and vetted in tmp/ too.
     let mut campaign = {
-        let mut command = ccfuzz();
+        let mut command = fuzz_on_one_core(&out, &config);
         command
             .current_dir(dir.path())
-            .arg("fuzz")
-            .arg("--out")
-            .arg(&out)
-            .arg("--config")
-            .arg(&config)
-            .args(["--cores", "0", "--broker-port", &free_port().to_string()])
             .args(["--variants-per-seed", "10", "--iterations", "150"])
             .stdout(std::fs::File::create(&log).unwrap())
             .stderr(Stdio::null())

@@ -225,12 +225,7 @@ fn two_cores_share_their_seeds_over_llmp() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let config = write_config(dir.path(), &["gcc -O1"], 60.0);
-    let output = ccfuzz()
-        .arg("fuzz")
-        .arg("--out")
-        .arg(&out)
-        .arg("--config")
-        .arg(&config)
+    let output = fuzz(&out, &config)
         .arg("--seeds")
         .arg(seeds("char"))
         .args([

@@ -31,15 +31,9 @@ fn sigkill_then_resume_loses_nothing() {
     let out = dir.path().join("out");
     let config = write_config(dir.path(), &["gcc -O0 -funsigned-char"], 60.0);
     let seeds = seeds("char");
-    let mut child = ccfuzz()
-        .arg("fuzz")
-        .arg("--out")
-        .arg(&out)
-        .arg("--config")
-        .arg(&config)
+    let mut child = fuzz_on_one_core(&out, &config)
         .arg("--seeds")
         .arg(&seeds)
-        .args(["--cores", "0", "--broker-port", &free_port().to_string()])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .process_group(0)

@@ -61,18 +61,23 @@ pub fn text(output: &Output) -> String {
     )
 }
 
+/// `ccfuzz fuzz` writing into `out` with the configuration file `config`.
+pub fn fuzz(out: &Path, config: &Path) -> Command {
+    let mut command = ccfuzz();
+    command.arg("fuzz").arg("--out").arg(out).arg("--config").arg(config);
+    command
+}
+
+/// `ccfuzz fuzz` on core 0, with a broker on a free port.
+pub fn fuzz_on_one_core(out: &Path, config: &Path) -> Command {
+    let mut command = fuzz(out, config);
+    command.args(["--cores", "0", "--broker-port", &free_port().to_string()]);
+    command
+}
+
 /// Runs a campaign to completion and returns its combined output.
 pub fn campaign(out: &Path, config: &Path, extra: &[&str]) -> String {
-    let output = ccfuzz()
-        .arg("fuzz")
-        .arg("--out")
-        .arg(out)
-        .arg("--config")
-        .arg(config)
-        .args(["--cores", "0", "--broker-port", &free_port().to_string()])
-        .args(extra)
-        .output()
-        .unwrap();
+    let output = fuzz_on_one_core(out, config).args(extra).output().unwrap();
     let log = text(&output);
     assert!(output.status.success(), "campaign failed:\n{log}");
     log
