@@ -4,7 +4,7 @@
 //! LibAFL 0.16.1's `Launcher` accepts a remote broker address but never passes it to the broker
 //! it spawns, so the campaign starts its broker itself and the `Launcher` only its clients.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::input::Variant;
 use libafl::events::StdLlmpEventHook;
 use libafl::monitors::Monitor;
@@ -14,9 +14,13 @@ use libafl_bolts::tuples::tuple_list;
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{fork, ForkResult, Pid};
+use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
+use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
+
+const READY: &str = "ready";
 
 /// A running broker process.
 pub struct Broker {
@@ -33,19 +37,34 @@ impl Broker {
         remote: Option<SocketAddr>,
         clients: NonZeroUsize,
     ) -> Result<Self> {
+        // The child says "ready" once it listens, or why it could not start, on this socket.
+        let (mut parent_end, mut child_end) = UnixStream::pair().context("cannot make a socket pair")?;
         // Safety: the campaign has started no thread yet, and the child only brokers and exits.
         match unsafe { fork() }.context("cannot fork the broker")? {
             ForkResult::Child => {
-                let status = match broker_loop(monitor, port, remote, clients) {
+                drop(parent_end);
+                let status = match broker_loop(monitor, port, remote, clients, &mut child_end) {
                     Ok(()) => 0,
                     Err(e) => {
-                        log::error!("broker: {e:#}");
+                        let _ = writeln!(child_end, "{e:#}");
                         1
                     }
                 };
                 std::process::exit(status)
             }
-            ForkResult::Parent { child } => Ok(Broker { pid: child }),
+            ForkResult::Parent { child } => {
+                drop(child_end);
+                let mut answer = String::new();
+                BufReader::new(&mut parent_end).read_line(&mut answer)?;
+                if answer.trim_end() == READY {
+                    return Ok(Broker { pid: child });
+                }
+                let _ = waitpid(child, None);
+                match answer.trim_end() {
+                    "" => bail!("the broker died while starting"),
+                    reason => bail!("the broker did not start: {reason}"),
+                }
+            }
         }
     }
 
@@ -68,7 +87,13 @@ impl Broker {
     }
 }
 
-fn broker_loop<MT: Monitor>(monitor: MT, port: u16, remote: Option<SocketAddr>, clients: NonZeroUsize) -> Result<()> {
+fn broker_loop<MT: Monitor>(
+    monitor: MT,
+    port: u16,
+    remote: Option<SocketAddr>,
+    clients: NonZeroUsize,
+    starting: &mut UnixStream,
+) -> Result<()> {
     let hook = StdLlmpEventHook::<Variant, MT>::new(monitor)?;
     let mut broker = LlmpBroker::new(StdShMemProvider::new()?, tuple_list!(hook))?;
     // The link comes first: LibAFL 0.16.1 numbers it as a client, and a listener started before
@@ -84,7 +109,8 @@ fn broker_loop<MT: Monitor>(monitor: MT, port: u16, remote: Option<SocketAddr>, 
     broker
         .inner_mut()
         .launch_tcp_listener_on(port)
-        .with_context(|| format!("cannot start the broker on port {port}"))?;
+        .with_context(|| format!("cannot listen on port {port}"))?;
+    writeln!(starting, "{READY}")?;
     broker.set_exit_after(clients);
     broker.loop_with_timeouts(Duration::from_secs(30), Some(Duration::from_millis(5)));
     Ok(())

@@ -125,3 +125,22 @@ fn a_finding_on_one_node_appears_on_the_other() {
     );
     assert_reproduces(&arrived);
 }
+
+#[test]
+fn a_broker_that_cannot_be_reached_is_a_clear_error_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &["gcc -O0 -funsigned-char"], 60.0);
+    let nobody = free_port();
+    let output = fuzz_on_one_core(&dir.path().join("out"), &config)
+        .arg("--seeds")
+        .arg(common::seeds("dead"))
+        .args(["--seconds", "60", "--remote-broker", &format!("127.0.0.1:{nobody}")])
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(!output.status.success(), "{log}");
+    assert!(
+        log.contains(&format!("cannot link to the broker at 127.0.0.1:{nobody}")),
+        "{log}"
+    );
+}
