@@ -1,7 +1,7 @@
 # ccfuzz: `make fuzz` starts a campaign on all cores, `make test` runs every test.
 # Both install the Debian packages that are missing first.
 
-DEBIAN_PACKAGES := gcc gcc-11 gcc-12 clang clang-13 clang-14 csmith libcsmith-dev tcc pcc cvise creduce afl++ dpkg-dev fonts-dejavu-core
+DEBIAN_PACKAGES := gcc gcc-11 gcc-12 clang clang-13 clang-14 csmith libcsmith-dev tcc pcc cvise creduce afl++ dpkg-dev fonts-dejavu-core libclang-rt-14-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 OUT ?= out
 CORES ?= all

@@ -2,6 +2,16 @@
 //! -O0 and -O2, prints its expected checksum and passes its own checks, and is clean under
 //! UBSan and ASan. `ORANGE_PROGRAMS=10000 ORANGE_MAX_OPERATORS=10000` runs the full study;
 //! `ORANGE_FIRST=N` starts at program N, so that a long study can be run in parts.
+//!
+//! The sanitizers are clang's: gcc's UBSan instruments a division or shift by copying its
+//! operands, so its compile time grows exponentially with their nesting (one 7,000-operator
+//! program took over 10 minutes at -O0), and it leaves float-cast-overflow out of
+//! `-fsanitize=undefined`. gcc's sanitizers still run wherever they compile within a limit.
+//!
+//! A program that only an optimizing build of one compiler gets wrong, while the sanitizers
+//! are clean and both -O0 builds and the other compiler's optimizing build print the expected
+//! values, is the compiler's fault, not the generator's: it is kept under `ORANGE_KEEP`
+//! (default `orange-study/` in cargo's test scratch directory) and counted, not failed.
 
 use ccfuzz::compile::{compile, compile_and_run};
 use ccfuzz::config::CompilerConfig;
@@ -9,124 +19,185 @@ use ccfuzz::runner::{run, Exit, Limits};
 use ccfuzz_observers::ConfigOutcome;
 use ccfuzz_orange::{generate, GenOptions, Policies};
 use libafl_bolts::rands::StdRand;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 fn env_number(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-/// Keeps a failure for the final assertion and shows it at once: a long study may be stopped.
-fn report(failures: &mut Vec<String>, failure: String) {
-    eprintln!("Orange: FAILED {failure}");
-    failures.push(failure);
+const CONFIGURATIONS: [&str; 4] = ["gcc -O0", "gcc -O2", "clang -O0", "clang -O2"];
+/// Complete for Orange's operations: clang's `undefined` includes float-cast-overflow.
+const CLANG_SANITIZED: &str = "clang -O0 -fsanitize=undefined,float-divide-by-zero,address -fno-sanitize-recover=all";
+const GCC_SANITIZED: &str = "gcc -O0 -fsanitize=undefined,float-cast-overflow,address -fno-sanitize-recover=all";
+/// Beyond this, gcc's sanitizer build is given up (see the module comment).
+const GCC_SANITIZED_LIMIT: Duration = Duration::from_secs(20);
+
+/// What the study found, over all workers.
+#[derive(Default)]
+struct Tally {
+    /// Programs whose expected values or UB freedom are wrong: the generator's fault.
+    generator_faults: Vec<String>,
+    /// Programs one compiler's optimizer alone got wrong (wrong code, a crash or a hang).
+    compiler_faults: Vec<String>,
+    /// Programs gcc's sanitizer build did not finish compiling within the limit.
+    gcc_sanitizer_timeouts: usize,
 }
 
-const CONFIGURATIONS: [&str; 4] = ["gcc -O0", "gcc -O2", "clang -O0", "clang -O2"];
-/// gcc's runtimes (clang's are not installed); AddressSanitizer needs no memory limit.
-const SANITIZED: &str = "gcc -O0 -fsanitize=undefined,address -fno-sanitize-recover=all";
+/// `Ok(true)` when the sanitized build of `source` runs cleanly and prints `expected`,
+/// `Ok(false)` when its compilation outlived `limit`, `Err` with the sanitizer's report otherwise.
+fn sanitized_run(
+    configuration: &str,
+    source: &Path,
+    dir: &Path,
+    expected: &str,
+    limit: Duration,
+) -> Result<bool, String> {
+    let binary = dir.join("sanitized");
+    let (failure, _) = compile(&CompilerConfig::new(configuration), source, &binary, &[], limit).unwrap();
+    match failure {
+        None => {}
+        Some(ConfigOutcome::Hung) => return Ok(false),
+        Some(failure) => return Err(format!("{configuration} does not compile it: {failure:?}")),
+    }
+    // AddressSanitizer needs no memory limit.
+    let limits = Limits {
+        memory: u64::MAX,
+        ..Limits::program(Duration::from_secs(60))
+    };
+    let out = run(std::process::Command::new(&binary), &limits).unwrap();
+    if out.exit == Exit::Code(0) && out.stdout == expected.as_bytes() {
+        return Ok(true);
+    }
+    let report = out
+        .stderr_text()
+        .lines()
+        .find(|l| l.contains("runtime error") || l.contains("ERROR"))
+        .unwrap_or("")
+        .to_string();
+    Err(format!("{configuration}: {:?} {report}", out.exit))
+}
+
+/// One program through every configuration and both sanitizers.
+fn check_program(n: usize, source: &Path, expected: &str, dir: &Path, keep: &Path, tally: &Mutex<Tally>) {
+    let wrong: Vec<(&str, String)> = CONFIGURATIONS
+        .into_iter()
+        .filter_map(|configuration| {
+            let (outcome, _) = compile_and_run(
+                &CompilerConfig::new(configuration),
+                source,
+                &dir.join("orange"),
+                Duration::from_secs(300),
+                Duration::from_secs(60),
+            )
+            .unwrap();
+            match outcome {
+                ConfigOutcome::Ran { run } if run.is_expected(0, expected.as_bytes()) => None,
+                other => Some((configuration, format!("{other:?}"))),
+            }
+        })
+        .collect();
+    let clang_sanitized = sanitized_run(CLANG_SANITIZED, source, dir, expected, Duration::from_secs(300));
+    let gcc_sanitized = sanitized_run(GCC_SANITIZED, source, dir, expected, GCC_SANITIZED_LIMIT);
+    let sanitizers_clean = clang_sanitized.is_ok() && gcc_sanitized.is_ok();
+    // Only one optimizing configuration wrong, the program ran as expected everywhere else.
+    let compiler_fault = sanitizers_clean && wrong.len() == 1 && wrong[0].0.ends_with("-O2");
+    let mut tally = tally.lock().unwrap();
+    tally.gcc_sanitizer_timeouts += usize::from(gcc_sanitized == Ok(false));
+    for (configuration, outcome) in &wrong {
+        let line = format!("program {n} under {configuration}: {outcome}");
+        eprintln!(
+            "Orange: {} {line}",
+            if compiler_fault { "COMPILER FAULT" } else { "FAILED" }
+        );
+        if compiler_fault {
+            tally.compiler_faults.push(line);
+        } else {
+            tally.generator_faults.push(line);
+        }
+    }
+    for failure in [clang_sanitized, gcc_sanitized].into_iter().filter_map(Result::err) {
+        let line = format!("program {n} under sanitizers: {failure}");
+        eprintln!("Orange: FAILED {line}");
+        tally.generator_faults.push(line);
+    }
+    if !wrong.is_empty() || !sanitizers_clean {
+        std::fs::create_dir_all(keep).unwrap();
+        std::fs::copy(source, keep.join(format!("orange-{n}.c"))).unwrap();
+        std::fs::write(keep.join(format!("orange-{n}.expected")), expected).unwrap();
+    }
+}
 
 #[test]
 fn generated_programs_print_their_expected_values_under_every_compiler() {
     let count = env_number("ORANGE_PROGRAMS", 120);
     let first = env_number("ORANGE_FIRST", 0);
     let max_operators = env_number("ORANGE_MAX_OPERATORS", 2000);
+    let keep = std::env::var_os("ORANGE_KEEP")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_TARGET_TMPDIR")).join("orange-study"));
     let next = AtomicUsize::new(first);
     let (operators, float_programs) = (AtomicUsize::new(0), AtomicUsize::new(0));
-    let failures: Vec<String> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..2)
-            .map(|_| {
-                scope.spawn(|| {
-                    let dir = tempfile::tempdir().unwrap();
-                    let mut failures = Vec::new();
-                    loop {
-                        let n = next.fetch_add(1, Ordering::SeqCst);
-                        if n >= first + count {
-                            return failures;
-                        }
-                        // A long study shows where it is, in case it is stopped before its end.
-                        if n > 0 && n.is_multiple_of(250) {
-                            eprintln!(
-                                "Orange: program {n} of {first}..{} started, {} operators so far, {} failures in this worker",
-                                first + count,
-                                operators.load(Ordering::Relaxed),
-                                failures.len()
-                            );
-                        }
-                        // Mixed sizes, policies on and off, a third in floating mode.
-                        let options = GenOptions {
-                            min_operators: 1,
-                            max_operators,
-                            policies: if n.is_multiple_of(2) {
-                                Policies::ALL
-                            } else {
-                                Policies::NONE
-                            },
-                            float: n.is_multiple_of(3),
-                        };
-                        let program = generate(options, &mut StdRand::with_seed(n as u64));
-                        operators.fetch_add(program.size(), Ordering::Relaxed);
-                        float_programs.fetch_add(usize::from(options.float), Ordering::Relaxed);
-                        let source = dir.path().join("orange.c");
-                        std::fs::write(&source, program.to_c()).unwrap();
-                        let expected = program.expected_output();
-                        for configuration in CONFIGURATIONS {
-                            let (outcome, _) = compile_and_run(
-                                &CompilerConfig::new(configuration),
-                                &source,
-                                &dir.path().join("orange"),
-                                Duration::from_secs(300),
-                                Duration::from_secs(60),
-                            )
-                            .unwrap();
-                            match outcome {
-                                ConfigOutcome::Ran { run } if run.is_expected(0, expected.as_bytes()) => {}
-                                other => {
-                                    let kept = dir.path().join(format!("failed-{n}.c"));
-                                    std::fs::copy(&source, &kept).unwrap();
-                                    report(&mut failures, format!("program {n} under {configuration}: {other:?}"));
-                                }
-                            }
-                        }
-                        let binary = dir.path().join("sanitized");
-                        let (failure, _) = compile(
-                            &CompilerConfig::new(SANITIZED),
-                            &source,
-                            &binary,
-                            &[],
-                            Duration::from_secs(300),
-                        )
-                        .unwrap();
-                        if let Some(failure) = failure {
-                            report(&mut failures, format!("program {n} does not compile with sanitizers: {failure:?}"));
-                            continue;
-                        }
-                        let limits = Limits {
-                            memory: u64::MAX,
-                            ..Limits::program(Duration::from_secs(60))
-                        };
-                        let out = run(std::process::Command::new(&binary), &limits).unwrap();
-                        if out.exit != Exit::Code(0) || out.stdout != expected.as_bytes() {
-                            let sanitizer = out
-                                .stderr_text()
-                                .lines()
-                                .find(|l| l.contains("runtime error") || l.contains("ERROR"))
-                                .unwrap_or("")
-                                .to_string();
-                            report(&mut failures, format!("program {n} under UBSan/ASan: {:?} {sanitizer}", out.exit));
-                        }
+    let tally = Mutex::new(Tally::default());
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                let dir = tempfile::tempdir().unwrap();
+                loop {
+                    let n = next.fetch_add(1, Ordering::SeqCst);
+                    if n >= first + count {
+                        return;
                     }
-                })
-            })
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
+                    // A long study shows where it is, in case it is stopped before its end.
+                    if n > 0 && n.is_multiple_of(250) {
+                        eprintln!(
+                            "Orange: program {n} of {first}..{} started, {} operators so far",
+                            first + count,
+                            operators.load(Ordering::Relaxed),
+                        );
+                    }
+                    // Mixed sizes, policies on and off, a third in floating mode.
+                    let options = GenOptions {
+                        min_operators: 1,
+                        max_operators,
+                        policies: if n.is_multiple_of(2) {
+                            Policies::ALL
+                        } else {
+                            Policies::NONE
+                        },
+                        float: n.is_multiple_of(3),
+                    };
+                    let program = generate(options, &mut StdRand::with_seed(n as u64));
+                    operators.fetch_add(program.size(), Ordering::Relaxed);
+                    float_programs.fetch_add(usize::from(options.float), Ordering::Relaxed);
+                    let source = dir.path().join("orange.c");
+                    std::fs::write(&source, program.to_c()).unwrap();
+                    check_program(n, &source, &program.expected_output(), dir.path(), &keep, &tally);
+                }
+            });
+        }
     });
+    let tally = tally.into_inner().unwrap();
     println!(
-        "Orange: {count} programs ({} in floating mode, {} operators, up to {max_operators} per program) × {} configurations and UBSan+ASan, {} failures",
+        "Orange: programs {first}..{} ({} in floating mode, {} operators, up to {max_operators} per program) × {} configurations, clang's and gcc's UBSan+ASan: {} generator faults, {} compiler faults, gcc's sanitizer build gave up after {} s on {} programs; programs kept in {}",
+        first + count,
         float_programs.load(Ordering::Relaxed),
         operators.load(Ordering::Relaxed),
         CONFIGURATIONS.len(),
-        failures.len()
+        tally.generator_faults.len(),
+        tally.compiler_faults.len(),
+        GCC_SANITIZED_LIMIT.as_secs(),
+        tally.gcc_sanitizer_timeouts,
+        keep.display()
     );
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    for line in &tally.compiler_faults {
+        println!("Orange: compiler fault: {line}");
+    }
+    assert!(
+        tally.generator_faults.is_empty(),
+        "{}",
+        tally.generator_faults.join("\n")
+    );
 }
