@@ -56,6 +56,14 @@ enum Command {
         /// Operators per Orange seed are drawn log-uniformly from 1 to this.
         #[arg(long, default_value_t = 3000)]
         orange_max_operators: usize,
+        /// The generation policies of Orange seeds (`none` for plain Orange3).
+        #[arg(
+            long,
+            value_enum,
+            value_delimiter = ',',
+            default_value = "contexts,constants,subexpressions,shuffle"
+        )]
+        orange_policies: Vec<PolicyName>,
         /// With generated seeds: a new seed after this many variants (per core).
         #[arg(long, default_value_t = 25)]
         variants_per_seed: u64,
@@ -178,7 +186,7 @@ enum Command {
 
 #[derive(Subcommand)]
 enum Experiment {
-    /// Runs setups A and B R times each on one core and classifies every optimization counter
+    /// Runs setups A and B R times each (one core per run) and classifies every optimization counter
     /// as A better / B better / comparable (Welch, 95%); writes report.md, counters.csv and
     /// verdicts.{png,svg} in --out.
     Counters {
@@ -188,24 +196,13 @@ enum Experiment {
         /// Setup B, e.g. "mutators=athena".
         #[arg(long)]
         b: String,
-        /// Must observe counters in some configuration (`counters = "gcc"`).
-        #[arg(long)]
-        config: PathBuf,
-        #[arg(long)]
-        seeds: PathBuf,
-        /// Length of each run.
-        #[arg(long, default_value_t = 600)]
-        seconds: u64,
-        #[arg(long, default_value_t = 5)]
-        repetitions: usize,
-        /// The core every run is pinned to.
-        #[arg(long, default_value_t = 0)]
-        core: usize,
+        #[command(flatten)]
+        runs: ExperimentRuns,
         #[arg(long, default_value = "experiment-counters")]
         out: PathBuf,
     },
     /// Runs the same campaign with the MCMC energy's coverage/counter terms on and off (plain
-    /// Athena distance), R times each on one core; reports compiler coverage, distinct
+    /// Athena distance), R times each (one core per run); reports compiler coverage, distinct
     /// counters, findings with 95% confidence intervals in --out/report.md.
     Guidance {
         /// Setup with guidance (key=value `ccfuzz fuzz` options).
@@ -214,17 +211,8 @@ enum Experiment {
         /// Setup without.
         #[arg(long, default_value = "mutators=athena coverage-weight=0 counter-weight=0")]
         off: String,
-        /// Should observe coverage (`coverage = "afl"` or `"gcov"`) and counters.
-        #[arg(long)]
-        config: PathBuf,
-        #[arg(long)]
-        seeds: PathBuf,
-        #[arg(long, default_value_t = 600)]
-        seconds: u64,
-        #[arg(long, default_value_t = 5)]
-        repetitions: usize,
-        #[arg(long, default_value_t = 0)]
-        core: usize,
+        #[command(flatten)]
+        runs: ExperimentRuns,
         #[arg(long, default_value = "experiment-guidance")]
         out: PathBuf,
     },
@@ -247,6 +235,65 @@ enum Experiment {
         #[arg(long, default_value = "experiment-coverage")]
         out: PathBuf,
     },
+}
+
+/// The campaigns of an A/B experiment.
+#[derive(Args)]
+struct ExperimentRuns {
+    /// The campaigns' configuration: it must observe what the experiment compares
+    /// (`counters = "gcc"`, `coverage = "afl"`).
+    #[arg(long)]
+    config: PathBuf,
+    /// Seed programs; without them each run generates its own (csmith, or the setup's
+    /// `generator=orange`).
+    #[arg(long)]
+    seeds: Option<PathBuf>,
+    /// Length of each run.
+    #[arg(long, default_value_t = 600)]
+    seconds: u64,
+    #[arg(long, default_value_t = 5)]
+    repetitions: usize,
+    /// Cores the runs are pinned to: one core alternates A and B; two run them side by side.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    cores: Vec<usize>,
+}
+
+impl ExperimentRuns {
+    fn plan(self, out: PathBuf) -> Result<RunPlan> {
+        Ok(RunPlan {
+            binary: std::env::current_exe().context("cannot find the ccfuzz binary")?,
+            config: self.config,
+            seeds: self.seeds,
+            seconds: self.seconds,
+            repetitions: self.repetitions,
+            cores: self.cores,
+            out,
+        })
+    }
+}
+
+/// YARPGen's generation policies, by name.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum PolicyName {
+    /// Operator contexts on random sub-trees.
+    Contexts,
+    /// Constant leaves and the buffer of reused constants.
+    Constants,
+    /// The buffer of reused sub-expressions.
+    Subexpressions,
+    /// Distributions drawn anew for each program.
+    Shuffle,
+    /// No policy at all (plain Orange3).
+    None,
+}
+
+fn policies(names: &[PolicyName]) -> Policies {
+    Policies {
+        contexts: names.contains(&PolicyName::Contexts),
+        constants: names.contains(&PolicyName::Constants),
+        common_subexpressions: names.contains(&PolicyName::Subexpressions),
+        shuffle: names.contains(&PolicyName::Shuffle),
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -274,7 +321,15 @@ enum GeneratorCommand {
         max_operators: usize,
         #[arg(long, default_value_t = 1)]
         min_operators: usize,
-        /// Turn off every generation policy (plain Orange3).
+        /// The generation policies on (`none` for plain Orange3).
+        #[arg(
+            long,
+            value_enum,
+            value_delimiter = ',',
+            default_value = "contexts,constants,subexpressions,shuffle"
+        )]
+        policies: Vec<PolicyName>,
+        /// Turn off every generation policy (the same as `--policies none`).
         #[arg(long)]
         no_policies: bool,
         /// Floating-point variables and expressions, restricted to exact integer values.
@@ -500,6 +555,7 @@ fn main() -> Result<()> {
             mcmc,
             generator,
             orange_max_operators,
+            orange_policies,
         } => {
             let config = load_config(config.as_deref())?;
             let seeds = match (seeds, generator) {
@@ -509,6 +565,7 @@ fn main() -> Result<()> {
                     variants_per_seed,
                     options: GenOptions {
                         max_operators: orange_max_operators,
+                        policies: policies(&orange_policies),
                         ..GenOptions::default()
                     },
                 },
@@ -585,6 +642,7 @@ fn main() -> Result<()> {
                     seed,
                     max_operators,
                     min_operators,
+                    policies: policy_names,
                     no_policies,
                     float,
                 },
@@ -592,7 +650,11 @@ fn main() -> Result<()> {
             let options = GenOptions {
                 min_operators,
                 max_operators,
-                policies: if no_policies { Policies::NONE } else { Policies::ALL },
+                policies: if no_policies {
+                    Policies::NONE
+                } else {
+                    policies(&policy_names)
+                },
                 float,
             };
             write_orange(count, &out, seed, options)
@@ -628,50 +690,16 @@ fn main() -> Result<()> {
             out,
             build,
         }),
-        Command::Experiment(Experiment::Counters {
-            a,
-            b,
-            config,
-            seeds,
-            seconds,
-            repetitions,
-            core,
-            out,
-        }) => {
-            let plan = RunPlan {
-                binary: std::env::current_exe().context("cannot find the ccfuzz binary")?,
-                config,
-                seeds,
-                seconds,
-                repetitions,
-                core,
-                out,
-            };
+        Command::Experiment(Experiment::Counters { a, b, runs, out }) => {
+            let plan = runs.plan(out)?;
             print!(
                 "{}",
                 counters_experiment(&plan, &Setup::parse(&a)?, &Setup::parse(&b)?)?
             );
             Ok(())
         }
-        Command::Experiment(Experiment::Guidance {
-            on,
-            off,
-            config,
-            seeds,
-            seconds,
-            repetitions,
-            core,
-            out,
-        }) => {
-            let plan = RunPlan {
-                binary: std::env::current_exe().context("cannot find the ccfuzz binary")?,
-                config,
-                seeds,
-                seconds,
-                repetitions,
-                core,
-                out,
-            };
+        Command::Experiment(Experiment::Guidance { on, off, runs, out }) => {
+            let plan = runs.plan(out)?;
             print!(
                 "{}",
                 guidance_experiment(&plan, &Setup::parse(&on)?, &Setup::parse(&off)?)?

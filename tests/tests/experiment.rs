@@ -28,12 +28,14 @@ fn counters_experiment_classifies_every_counter_and_plots() {
         .arg(&config)
         .arg("--seeds")
         .arg(seeds("dead"))
-        .args(["--seconds", "12", "--repetitions", "2", "--out"])
+        .args(["--seconds", "12", "--repetitions", "2", "--cores", "0,1", "--out"])
         .arg(&out)
         .output()
         .unwrap();
     let log = text(&output);
     assert!(output.status.success(), "{log}");
+    // A and B of a repetition ran side by side, each on its own core.
+    assert!(log.contains("on core 0") && log.contains("on core 1"), "{log}");
     let csv = std::fs::read_to_string(out.join("counters.csv")).unwrap();
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     // gcc-12 -O2 reports well over a hundred statistics on any function.
@@ -45,6 +47,7 @@ fn counters_experiment_classifies_every_counter_and_plots() {
     let total = format!("counters: {} in all", rows.len());
     assert!(report.contains(&total), "{report}");
     assert!(report.contains("geometric mean of A/B ratios"), "{report}");
+    assert!(report.contains("at the same time on two cores"), "{report}");
     for file in ["verdicts.png", "verdicts.svg"] {
         assert_png_or_svg(&out.join(file));
     }

@@ -3,10 +3,9 @@
 //! UBSan and ASan. `ORANGE_PROGRAMS=10000 ORANGE_MAX_OPERATORS=10000` runs the full study;
 //! `ORANGE_FIRST=N` starts at program N, so that a long study can be run in parts.
 //!
-//! The sanitizers are clang's: gcc's UBSan instruments a division or shift by copying its
-//! operands, so its compile time grows exponentially with their nesting (one 7,000-operator
-//! program took over 10 minutes at -O0), and it leaves float-cast-overflow out of
-//! `-fsanitize=undefined`. gcc's sanitizers still run wherever they compile within a limit.
+//! The sanitizers are clang's, whose `-fsanitize=undefined` includes float-cast-overflow:
+//! gcc's leaves it out, and gcc's UBSan compile time grows exponentially with the nesting of
+//! divisions and shifts (one 7,000-operator program took over 10 minutes at -O0).
 //!
 //! A program that only an optimizing build of one compiler gets wrong, while the sanitizers
 //! are clean and both -O0 builds and the other compiler's optimizing build print the expected
@@ -31,9 +30,6 @@ fn env_number(name: &str, default: usize) -> usize {
 const CONFIGURATIONS: [&str; 4] = ["gcc -O0", "gcc -O2", "clang -O0", "clang -O2"];
 /// Complete for Orange's operations: clang's `undefined` includes float-cast-overflow.
 const CLANG_SANITIZED: &str = "clang -O0 -fsanitize=undefined,float-divide-by-zero,address -fno-sanitize-recover=all";
-const GCC_SANITIZED: &str = "gcc -O0 -fsanitize=undefined,float-cast-overflow,address -fno-sanitize-recover=all";
-/// Beyond this, gcc's sanitizer build is given up (see the module comment).
-const GCC_SANITIZED_LIMIT: Duration = Duration::from_secs(20);
 
 /// What the study found, over all workers.
 #[derive(Default)]
@@ -42,25 +38,15 @@ struct Tally {
     generator_faults: Vec<String>,
     /// Programs one compiler's optimizer alone got wrong (wrong code, a crash or a hang).
     compiler_faults: Vec<String>,
-    /// Programs gcc's sanitizer build did not finish compiling within the limit.
-    gcc_sanitizer_timeouts: usize,
 }
 
-/// `Ok(true)` when the sanitized build of `source` runs cleanly and prints `expected`,
-/// `Ok(false)` when its compilation outlived `limit`, `Err` with the sanitizer's report otherwise.
-fn sanitized_run(
-    configuration: &str,
-    source: &Path,
-    dir: &Path,
-    expected: &str,
-    limit: Duration,
-) -> Result<bool, String> {
+/// `Err` with the sanitizer's report unless the sanitized build of `source` runs cleanly and
+/// prints `expected`.
+fn sanitized_run(source: &Path, dir: &Path, expected: &str) -> Result<(), String> {
     let binary = dir.join("sanitized");
-    let (failure, _) = compile(&CompilerConfig::new(configuration), source, &binary, &[], limit).unwrap();
-    match failure {
-        None => {}
-        Some(ConfigOutcome::Hung) => return Ok(false),
-        Some(failure) => return Err(format!("{configuration} does not compile it: {failure:?}")),
+    let config = CompilerConfig::new(CLANG_SANITIZED);
+    if let (Some(failure), _) = compile(&config, source, &binary, &[], Duration::from_secs(300)).unwrap() {
+        return Err(format!("{CLANG_SANITIZED} does not compile it: {failure:?}"));
     }
     // AddressSanitizer needs no memory limit.
     let limits = Limits {
@@ -69,7 +55,7 @@ fn sanitized_run(
     };
     let out = run(std::process::Command::new(&binary), &limits).unwrap();
     if out.exit == Exit::Code(0) && out.stdout == expected.as_bytes() {
-        return Ok(true);
+        return Ok(());
     }
     let report = out
         .stderr_text()
@@ -77,10 +63,10 @@ fn sanitized_run(
         .find(|l| l.contains("runtime error") || l.contains("ERROR"))
         .unwrap_or("")
         .to_string();
-    Err(format!("{configuration}: {:?} {report}", out.exit))
+    Err(format!("{:?} {report}", out.exit))
 }
 
-/// One program through every configuration and both sanitizers.
+/// One program through every configuration and the sanitizers.
 fn check_program(n: usize, source: &Path, expected: &str, dir: &Path, keep: &Path, tally: &Mutex<Tally>) {
     let wrong: Vec<(&str, String)> = CONFIGURATIONS
         .into_iter()
@@ -99,13 +85,11 @@ fn check_program(n: usize, source: &Path, expected: &str, dir: &Path, keep: &Pat
             }
         })
         .collect();
-    let clang_sanitized = sanitized_run(CLANG_SANITIZED, source, dir, expected, Duration::from_secs(300));
-    let gcc_sanitized = sanitized_run(GCC_SANITIZED, source, dir, expected, GCC_SANITIZED_LIMIT);
-    let sanitizers_clean = clang_sanitized.is_ok() && gcc_sanitized.is_ok();
+    let sanitized = sanitized_run(source, dir, expected);
+    let sanitizers_clean = sanitized.is_ok();
     // Only one optimizing configuration wrong, the program ran as expected everywhere else.
     let compiler_fault = sanitizers_clean && wrong.len() == 1 && wrong[0].0.ends_with("-O2");
     let mut tally = tally.lock().unwrap();
-    tally.gcc_sanitizer_timeouts += usize::from(gcc_sanitized == Ok(false));
     for (configuration, outcome) in &wrong {
         let line = format!("program {n} under {configuration}: {outcome}");
         eprintln!(
@@ -118,7 +102,7 @@ fn check_program(n: usize, source: &Path, expected: &str, dir: &Path, keep: &Pat
             tally.generator_faults.push(line);
         }
     }
-    for failure in [clang_sanitized, gcc_sanitized].into_iter().filter_map(Result::err) {
+    if let Err(failure) = sanitized {
         let line = format!("program {n} under sanitizers: {failure}");
         eprintln!("Orange: FAILED {line}");
         tally.generator_faults.push(line);
@@ -181,15 +165,13 @@ fn generated_programs_print_their_expected_values_under_every_compiler() {
     });
     let tally = tally.into_inner().unwrap();
     println!(
-        "Orange: programs {first}..{} ({} in floating mode, {} operators, up to {max_operators} per program) × {} configurations, clang's and gcc's UBSan+ASan: {} generator faults, {} compiler faults, gcc's sanitizer build gave up after {} s on {} programs; programs kept in {}",
+        "Orange: programs {first}..{} ({} in floating mode, {} operators, up to {max_operators} per program) × {} configurations and UBSan+ASan: {} generator faults, {} compiler faults; programs kept in {}",
         first + count,
         float_programs.load(Ordering::Relaxed),
         operators.load(Ordering::Relaxed),
         CONFIGURATIONS.len(),
         tally.generator_faults.len(),
         tally.compiler_faults.len(),
-        GCC_SANITIZED_LIMIT.as_secs(),
-        tally.gcc_sanitizer_timeouts,
         keep.display()
     );
     for line in &tally.compiler_faults {
