@@ -250,6 +250,13 @@ fn write_client_report(
     )
 }
 
+/// Idle rounds in a row (no chain could move) after which a client with generated seeds
+/// makes a new seed; proposals that change nothing cost microseconds, so this is quick.
+const STALLED_ROUNDS: u32 = 100;
+/// Idle rounds in a row after which a client without a seed generator says it waits for
+/// seeds, and sleeps between rounds.
+const WAITING_ROUNDS: u32 = 1000;
+
 fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -740,7 +747,9 @@ where
             return Ok(());
         }
         let executions = *state.executions();
-        if variants_per_seed.is_some_and(|n| executions >= last_seed_at + n) {
+        // A generated seed gives way to the next when it has had its variants, or at once when
+        // no chain can move (a tiny program leaves Hermes and Athena nothing to change).
+        if variants_per_seed.is_some_and(|n| executions >= last_seed_at + n || idle_rounds >= STALLED_ROUNDS) {
             last_seed_at = executions;
             match seeds.generate(&mut state) {
                 Ok(seed) => {
@@ -753,13 +762,13 @@ where
         shutdown::as_stop_request(fuzzer.fuzz_one(&mut stages, &mut executor, &mut state, &mut mgr))?;
         if *state.executions() == executions {
             idle_rounds += 1;
-            if idle_rounds == 1000 {
+            if idle_rounds == WAITING_ROUNDS {
                 log::warn!(
                     "client {}: no seed has code that never ran; waiting for new seeds",
                     desc.id()
                 );
             }
-            if idle_rounds >= 1000 {
+            if idle_rounds >= WAITING_ROUNDS {
                 std::thread::sleep(Duration::from_millis(100));
             }
         } else {

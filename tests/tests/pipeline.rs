@@ -253,3 +253,44 @@ fn two_cores_share_their_seeds_over_llmp() {
         assert_eq!(report["imported"], 1, "{reports:?}");
     }
 }
+
+#[test]
+fn orange_seeds_that_leave_the_mutators_nothing_to_change_give_way_to_new_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["tcc"], 60.0);
+    // One-operator programs: no statement Athena could delete, rarely a point for Hermes.
+    let log = campaign(
+        &out,
+        &config,
+        &[
+            "--generator",
+            "orange",
+            "--orange-max-operators",
+            "1",
+            "--orange-policies",
+            "none",
+            "--mutators",
+            "athena",
+            "--variants-per-seed",
+            "5",
+            "--iterations",
+            "8",
+            "--seconds",
+            "600",
+        ],
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("clients/client-1.json")).unwrap()).unwrap();
+    // A stalled client would sit on its first seed until the deadline.
+    assert!(report["executions"].as_u64().unwrap() >= 8, "{report}\n{log}");
+    let store = SeedStore::open(out.join("seeds")).unwrap();
+    let orange_seeds = store
+        .ids()
+        .unwrap()
+        .iter()
+        .filter(|id| store.orange_program(id).unwrap().is_some())
+        .count();
+    // Two one-operator programs may be the same text, hence the same seed.
+    assert!(orange_seeds >= 4, "{orange_seeds} Orange seeds\n{log}");
+}
