@@ -287,15 +287,10 @@ fn hermes_variants_print_their_seeds_output_and_are_ub_free() {
             let out = run(command, &limits).unwrap();
             let seed = &loaded.seed;
             if out.exit != Exit::Code(seed.profile.expected_exit) || out.stdout != seed.expected_output {
-                let report = out
-                    .stderr_text()
-                    .lines()
-                    .find(|l| l.contains("runtime error") || l.contains("ERROR"))
-                    .unwrap_or("")
-                    .to_string();
                 problems.push(format!(
-                    "Hermes variant {n} of seed {id} under UBSan/ASan: {:?} {report}",
-                    out.exit
+                    "Hermes variant {n} of seed {id} under UBSan/ASan: {:?} {}",
+                    out.exit,
+                    sanitizer_report(&out.stderr_text())
                 ));
             }
         }

@@ -12,11 +12,14 @@
 //! values, is the compiler's fault, not the generator's: it is kept under `ORANGE_KEEP`
 //! (default `orange-study/` in cargo's test scratch directory) and counted, not failed.
 
+mod common;
+
 use ccfuzz::compile::{compile, compile_and_run};
 use ccfuzz::config::CompilerConfig;
 use ccfuzz::runner::{run, Exit, Limits};
 use ccfuzz_observers::ConfigOutcome;
 use ccfuzz_orange::{generate, GenOptions, Policies};
+use common::sanitizer_report;
 use libafl_bolts::rands::StdRand;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -57,13 +60,7 @@ fn sanitized_run(source: &Path, dir: &Path, expected: &str) -> Result<(), String
     if out.exit == Exit::Code(0) && out.stdout == expected.as_bytes() {
         return Ok(());
     }
-    let report = out
-        .stderr_text()
-        .lines()
-        .find(|l| l.contains("runtime error") || l.contains("ERROR"))
-        .unwrap_or("")
-        .to_string();
-    Err(format!("{:?} {report}", out.exit))
+    Err(format!("{:?} {}", out.exit, sanitizer_report(&out.stderr_text())))
 }
 
 /// One program through every configuration and the sanitizers.

@@ -108,3 +108,11 @@ pub fn assert_reproduces(dir: &Path) -> String {
     assert!(log.contains("reproduced:") && !log.contains("not reproduced"), "{log}");
     log
 }
+
+/// The line of a sanitized binary's stderr that says what UBSan or ASan found, if any.
+pub fn sanitizer_report(stderr: &str) -> &str {
+    stderr
+        .lines()
+        .find(|l| l.contains("runtime error") || l.contains("ERROR"))
+        .unwrap_or("")
+}
