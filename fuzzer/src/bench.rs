@@ -29,7 +29,22 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// The measurements `ccfuzz bench` can make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchPart {
+    /// Compile-time overheads of observing inside the compilers.
+    Observers,
+    /// Time to make one variant of each mutator family, without compiling it.
+    Variants,
+    /// Orange generation speed next to gcc's compile speed on the same programs.
+    Orange,
+    /// Executions per second of campaigns on one and two cores, and the CPU split.
+    Campaigns,
+}
+
 pub struct BenchOptions {
+    /// What to measure.
+    pub parts: Vec<BenchPart>,
     pub config: Config,
     pub config_path: Option<PathBuf>,
     pub seconds: u64,
@@ -490,14 +505,22 @@ pub fn run_bench(options: BenchOptions) -> Result<()> {
         }
     };
     println!("configurations under test: {}", options.config.configurations.len());
-    observer_overheads(&options)?;
-    variant_time(&options)?;
-    orange_speed(&options)?;
-    let one = campaign(&options, &config_file, "0")?;
-    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    if cpus >= 2 {
-        let two = campaign(&options, &config_file, "0-1")?;
-        println!("scaling from 1 to 2 cores: {:.2}x", two / one.max(1e-9));
+    if options.parts.contains(&BenchPart::Observers) {
+        observer_overheads(&options)?;
+    }
+    if options.parts.contains(&BenchPart::Variants) {
+        variant_time(&options)?;
+    }
+    if options.parts.contains(&BenchPart::Orange) {
+        orange_speed(&options)?;
+    }
+    if options.parts.contains(&BenchPart::Campaigns) {
+        let one = campaign(&options, &config_file, "0")?;
+        let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        if cpus >= 2 {
+            let two = campaign(&options, &config_file, "0-1")?;
+            println!("scaling from 1 to 2 cores: {:.2}x", two / one.max(1e-9));
+        }
     }
     Ok(())
 }

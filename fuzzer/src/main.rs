@@ -1,7 +1,7 @@
 //! The `ccfuzz` command line.
 
 use anyhow::{bail, Context, Result};
-use ccfuzz::bench::{run_bench, BenchOptions};
+use ccfuzz::bench::{run_bench, BenchOptions, BenchPart};
 use ccfuzz::campaign::{profile_directory, replay, run_campaign, CampaignOptions, SeedSource};
 use ccfuzz::config::Config;
 use ccfuzz::coverage_study::{coverage_experiment, CoveragePlan};
@@ -163,6 +163,14 @@ enum Command {
     },
     /// Measure the fuzzer: variant making time, CPU share, executions per second on 1 and 2 cores.
     Bench {
+        /// What to measure (default: everything).
+        #[arg(
+            long,
+            value_enum,
+            value_delimiter = ',',
+            default_value = "observers,variants,orange,campaigns"
+        )]
+        parts: Vec<BenchPart>,
         #[arg(long)]
         config: Option<PathBuf>,
         /// Length of each measured campaign.
@@ -677,12 +685,14 @@ fn main() -> Result<()> {
             Ok(())
         }
         Command::Bench {
+            parts,
             config,
             seconds,
             seeds,
             out,
             build,
         } => run_bench(BenchOptions {
+            parts,
             config: load_config(config.as_deref())?,
             config_path: config,
             seconds,
