@@ -1,7 +1,8 @@
 //! Orange programs on real compilers: every generated program compiles with gcc and clang at
 //! -O0 and -O2, prints its expected checksum and passes its own checks, and is clean under
 //! UBSan and ASan. `ORANGE_PROGRAMS=10000 ORANGE_MAX_OPERATORS=10000` runs the full study;
-//! `ORANGE_FIRST=N` starts at program N, so that a long study can be run in parts.
+//! `ORANGE_FIRST=N` starts at program N, so that a long study can be run in parts (it says
+//! every 100 programs up to where all are done).
 //!
 //! The sanitizers are clang's, whose `-fsanitize=undefined` includes float-cast-overflow:
 //! gcc's leaves it out, and gcc's UBSan compile time grows exponentially with the nesting of
@@ -21,6 +22,7 @@ use ccfuzz_observers::ConfigOutcome;
 use ccfuzz_orange::{generate, GenOptions, Policies};
 use common::sanitizer_report;
 use libafl_bolts::rands::StdRand;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -41,6 +43,38 @@ struct Tally {
     generator_faults: Vec<String>,
     /// Programs one compiler's optimizer alone got wrong (wrong code, a crash or a hang).
     compiler_faults: Vec<String>,
+}
+
+/// Which programs are done, so that a study stopped before its end can be taken up with
+/// `ORANGE_FIRST` at the first program not done.
+struct Progress {
+    /// Every program below this one is done.
+    done_below: usize,
+    /// Programs done above `done_below`.
+    ahead: BTreeSet<usize>,
+}
+
+impl Progress {
+    fn new(first: usize) -> Self {
+        Progress {
+            done_below: first,
+            ahead: BTreeSet::new(),
+        }
+    }
+
+    fn finish(&mut self, n: usize, operators: &AtomicUsize) {
+        self.ahead.insert(n);
+        while self.ahead.remove(&self.done_below) {
+            self.done_below += 1;
+            if self.done_below.is_multiple_of(100) {
+                eprintln!(
+                    "Orange: every program below {} done, {} operators so far",
+                    self.done_below,
+                    operators.load(Ordering::Relaxed)
+                );
+            }
+        }
+    }
 }
 
 /// `Err` with the sanitizer's report unless the sanitized build of `source` runs cleanly and
@@ -122,6 +156,7 @@ fn generated_programs_print_their_expected_values_under_every_compiler() {
     let next = AtomicUsize::new(first);
     let (operators, float_programs) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let tally = Mutex::new(Tally::default());
+    let progress = Mutex::new(Progress::new(first));
     std::thread::scope(|scope| {
         for _ in 0..2 {
             scope.spawn(|| {
@@ -130,14 +165,6 @@ fn generated_programs_print_their_expected_values_under_every_compiler() {
                     let n = next.fetch_add(1, Ordering::SeqCst);
                     if n >= first + count {
                         return;
-                    }
-                    // A long study shows where it is, in case it is stopped before its end.
-                    if n > 0 && n.is_multiple_of(250) {
-                        eprintln!(
-                            "Orange: program {n} of {first}..{} started, {} operators so far",
-                            first + count,
-                            operators.load(Ordering::Relaxed),
-                        );
                     }
                     // Mixed sizes, policies on and off, a third in floating mode.
                     let options = GenOptions {
@@ -156,6 +183,7 @@ fn generated_programs_print_their_expected_values_under_every_compiler() {
                     let source = dir.path().join("orange.c");
                     std::fs::write(&source, program.to_c()).unwrap();
                     check_program(n, &source, &program.expected_output(), dir.path(), &keep, &tally);
+                    progress.lock().unwrap().finish(n, &operators);
                 }
             });
         }
