@@ -112,6 +112,7 @@ fn check_program(n: usize, source: &Path, expected: &str, dir: &Path, keep: &Pat
             .unwrap();
             match outcome {
                 ConfigOutcome::Ran { run } if run.is_expected(0, expected.as_bytes()) => None,
+                ConfigOutcome::Ran { run } => Some((configuration, run.describe())),
                 other => Some((configuration, format!("{other:?}"))),
             }
         })
