@@ -317,17 +317,28 @@ pub fn counters_experiment(plan: &RunPlan, a: &Setup, b: &Setup) -> Result<Strin
         )?;
     }
     std::fs::write(plan.out.join("report.md"), &md)?;
+    // One series per compiler configuration: the setups are in the report, not the legend.
+    let mut by_configuration: BTreeMap<&str, [f64; 3]> = BTreeMap::new();
+    for row in &rows {
+        let configuration = row.name.split_once(" | ").map_or("", |(c, _)| c);
+        let verdicts = by_configuration.entry(configuration).or_default();
+        let bar = match row.verdict {
+            Verdict::ABetter => 0,
+            Verdict::BBetter => 1,
+            Verdict::Comparable => 2,
+        };
+        verdicts[bar] += 1.0;
+    }
+    let series: Vec<(String, Vec<f64>)> = by_configuration
+        .into_iter()
+        .map(|(configuration, verdicts)| (configuration.to_string(), verdicts.to_vec()))
+        .collect();
     draw_bars(
         &plan.out.join("verdicts"),
-        "optimization counters: A vs B",
+        "optimization counters: A vs B (setups in report.md)",
         "counters",
         &["A better".into(), "B better".into(), "comparable".into()],
-        &[(
-            format!("A = {}, B = {}", a.label, b.label),
-            [Verdict::ABetter, Verdict::BBetter, Verdict::Comparable]
-                .map(|v| count(v) as f64)
-                .to_vec(),
-        )],
+        &series,
     )?;
     Ok(md)
 }
