@@ -4,7 +4,6 @@
 
 mod common;
 
-use ccfuzz::campaign::ClientReport;
 use ccfuzz_mutators::edit::Edit;
 use ccfuzz_mutators::input::Variant;
 use common::*;
@@ -53,8 +52,7 @@ fn athena_chains_accept_some_proposals_and_keep_the_accepted_ones() {
         assert_eq!(row[7], distance, "{row:?}");
     }
 
-    let report: ClientReport =
-        serde_json::from_slice(&std::fs::read(out.join("clients/client-1.json")).unwrap()).unwrap();
+    let report = client_report(&out);
     assert_eq!(report.mcmc.accepted as usize, accepted);
     assert!(report.mcmc.acceptance_rate > 0.0 && report.mcmc.acceptance_rate < 1.0);
     assert!(log.contains("acceptance"), "{log}");

@@ -4,7 +4,6 @@
 
 mod common;
 
-use ccfuzz::campaign::ClientReport;
 use common::*;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
@@ -97,8 +96,7 @@ fn ctrl_c_stops_cleanly_and_the_campaign_resumes() {
     );
 
     // The report and the chains were written when the client stopped, from the same state.
-    let report: ClientReport =
-        serde_json::from_slice(&std::fs::read(out.join("clients/client-1.json")).unwrap()).unwrap();
+    let report = client_report(&out);
     assert!(report.executions >= 30, "{report:?}");
     assert_eq!(proposals_in_chains_file(&out), report.mcmc.proposals);
 

@@ -116,3 +116,10 @@ pub fn sanitizer_report(stderr: &str) -> &str {
         .find(|l| l.contains("runtime error") || l.contains("ERROR"))
         .unwrap_or("")
 }
+
+/// The report the campaign's first client wrote when it stopped.
+pub fn client_report(out: &Path) -> ccfuzz::campaign::ClientReport {
+    let path = out.join("clients/client-1.json");
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap()
+}
