@@ -1,7 +1,8 @@
 # ccfuzz: `make fuzz` starts a campaign on all cores, `make test` runs every test.
-# Both install the Debian packages that are missing first.
+# Both install what is missing first: Debian packages, and clang 22 from a PyPI wheel.
 
-DEBIAN_PACKAGES := gcc gcc-11 gcc-12 clang clang-13 clang-14 csmith libcsmith-dev tcc pcc cvise creduce afl++ dpkg-dev fonts-dejavu-core libclang-rt-14-dev
+DEBIAN_PACKAGES := gcc gcc-11 gcc-12 clang clang-13 clang-14 clang-19 csmith libcsmith-dev tcc pcc cvise creduce afl++ \
+	dpkg-dev fonts-dejavu-core libclang-rt-14-dev libclang-rt-19-dev python3-pip unzip
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 OUT ?= out
 CORES ?= all
@@ -11,15 +12,54 @@ BUILD ?= build
 TCC_SRC := $(BUILD)/tcc-src
 TRIPLET = $(shell gcc -print-multiarch)
 
-.PHONY: deps deb-src release fuzz test lint bench clean instrumented-tcc
+.PHONY: deps debian-packages clang-22 deb-src release fuzz test lint bench clean instrumented-tcc
 
-deps:
+deps: debian-packages clang-22
+
+debian-packages:
 	@missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || printf '%s ' $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing Debian packages: $$missing"; \
 		$(SUDO) apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+
+# clang 22.1.8, the newest clang this machine can install: Debian stops at clang-19, and zig's
+# PyPI wheel bundles clang 22 (`zig clang` is its plain clang driver; `zig cc` is not, it
+# caches every compilation and adds UBSan). The wheel is pinned by version and sha256, fetched
+# with pip without installing anything, checked, and unpacked next to the build: nothing is
+# taken as done until the unpacked tree is moved into place whole.
+ZIG_VERSION := 0.17.1
+ZIG_WHEEL := ziglang-$(ZIG_VERSION)-py3-none-manylinux_2_12_x86_64.manylinux2010_x86_64.musllinux_1_1_x86_64.whl
+ZIG_WHEEL_SHA256 := ea6cc5d87b033cf0aedfbc8f9549a908cae6c50ac31f1698188fa48a74524b54
+ZIG_DIR := $(BUILD)/zig-$(ZIG_VERSION)
+
+$(ZIG_DIR)/ziglang/zig:
+	rm -rf $(ZIG_DIR) $(ZIG_DIR).partial && mkdir -p $(ZIG_DIR).partial
+	python3 -m pip download --quiet --no-deps --no-cache-dir --only-binary=:all: \
+		--dest $(ZIG_DIR).partial ziglang==$(ZIG_VERSION)
+	echo "$(ZIG_WHEEL_SHA256)  $(ZIG_DIR).partial/$(ZIG_WHEEL)" | sha256sum --check --quiet -
+	unzip -q $(ZIG_DIR).partial/$(ZIG_WHEEL) 'ziglang/*' -d $(ZIG_DIR).partial/wheel
+	mv $(ZIG_DIR).partial/wheel $(ZIG_DIR) && rm -rf $(ZIG_DIR).partial
+
+# The wrapper gives zig's clang Debian's glibc target and a resource directory made of clang
+# 22's own headers and clang-19's sanitizer runtime (the wheel has no compiled compiler-rt;
+# libclang-rt-19-dev provides it). It writes nothing outside its output and $$TMPDIR.
+$(BUILD)/bin/clang-22: $(ZIG_DIR)/ziglang/zig Makefile | debian-packages
+	rm -rf $(BUILD)/clang-22-resource && mkdir -p $(BUILD)/clang-22-resource $(@D)
+	ln -s ../zig-$(ZIG_VERSION)/ziglang/lib/include $(BUILD)/clang-22-resource/include
+	ln -s "$$(clang-19 -print-resource-dir)/lib" $(BUILD)/clang-22-resource/lib
+	ln -s "$$(clang-19 -print-resource-dir)/share" $(BUILD)/clang-22-resource/share
+	printf '%s\n' '#!/bin/sh' \
+		'# clang 22.1.8 of the PyPI wheel ziglang==$(ZIG_VERSION), made by `make clang-22`.' \
+		'here=$$(dirname "$$(readlink -f "$$0")")' \
+		'exec "$$here/../zig-$(ZIG_VERSION)/ziglang/zig" clang -target x86_64-linux-gnu -resource-dir "$$here/../clang-22-resource" "$$@"' \
+		> $@.partial
+	chmod +x $@.partial
+	$@.partial --version | grep -q '^clang version 22\.'
+	mv $@.partial $@
+
+clang-22: $(BUILD)/bin/clang-22
 
 release: deps
 	cargo build --release --bin ccfuzz
@@ -32,7 +72,7 @@ lint:
 	cargo clippy --workspace --all-targets -- -D warnings
 
 # `apt-get source` needs a deb-src entry; one is added for this release unless some exists.
-deb-src: deps
+deb-src: debian-packages
 	@if ! grep -rqsE '^(deb-src|Types:.*deb-src)' /etc/apt/sources.list /etc/apt/sources.list.d/; then \
 		. /etc/os-release; \
 		printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$$VERSION_CODENAME" \

@@ -2,6 +2,7 @@
 //! reference output, which ones vet seeds for undefined behaviour, and the time limits.
 //! It is a TOML file the user edits; `ccfuzz config` prints the default for this machine.
 
+use crate::installed::{self, which, Installed};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -161,15 +162,6 @@ pub fn shell_quote(word: &str) -> String {
     }
 }
 
-fn which(program: &str) -> bool {
-    if program.contains('/') {
-        return Path::new(program).is_file();
-    }
-    std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
-        .unwrap_or(false)
-}
-
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
@@ -206,22 +198,54 @@ fn default_p_profile() -> f64 {
 
 const OPT_LEVELS: [&str; 5] = ["-O0", "-O1", "-Os", "-O2", "-O3"];
 
+/// The clang that vets seeds and builds the triage guard's sanitized binaries: the newest
+/// one, other than the newest of all, that can (its sanitizer runtime is installed); the
+/// newest of all when no other can.
+fn vetting_clang(clangs: &[Installed]) -> Option<String> {
+    let (newest, others) = clangs.split_last()?;
+    let preference: Vec<&Installed> = others.iter().rev().chain(std::iter::once(newest)).collect();
+    let chosen = preference
+        .iter()
+        .find(|clang| installed::builds_sanitized(&clang.program));
+    if chosen.is_none() {
+        log::warn!(
+            "no clang builds binaries with {} (install libclang-rt-N-dev): the triage guard will reject every finding",
+            installed::SANITIZER_FLAGS.join(" ")
+        );
+    }
+    Some(chosen.unwrap_or(&preference[0]).program.clone())
+}
+
 impl Config {
-    /// Every installed gcc and clang at -O0, -O1, -Os, -O2 and -O3.
-    pub fn detect() -> Self {
+    /// This machine's default: the newest installed gcc and clang (with `all_versions`, every
+    /// installed version) at -O0, -O1, -Os, -O2 and -O3, plus tcc and pcc. Seeds are vetted,
+    /// and findings guarded, by the newest clang that builds sanitized binaries other than the
+    /// newest clang, which the default tests: a compiler does not vet its own seeds.
+    pub fn detect(all_versions: bool) -> Self {
+        let gccs = installed::versions("gcc");
+        let clangs = installed::versions("clang");
         let mut configurations = Vec::new();
-        let families = [("gcc", 9..=14), ("clang", 11..=19)];
-        for (family, versions) in families {
-            for version in versions {
-                let program = format!("{family}-{version}");
-                if which(&program) {
-                    configurations.extend(OPT_LEVELS.iter().map(|o| CompilerConfig::new(format!("{program} {o}"))));
-                }
+        for family in [&gccs, &clangs] {
+            let tested = if all_versions {
+                &family[..]
+            } else {
+                &family[family.len().saturating_sub(1)..]
+            };
+            for compiler in tested {
+                configurations.extend(
+                    OPT_LEVELS
+                        .iter()
+                        .map(|o| CompilerConfig::new(format!("{} {o}", compiler.program))),
+                );
             }
         }
+        configurations.extend(["tcc", "pcc"].into_iter().filter(|p| which(p)).map(CompilerConfig::new));
         Config {
             reference: CompilerConfig::new("gcc -O0"),
-            ub_check: vec![CompilerConfig::new("clang -O0")],
+            ub_check: vetting_clang(&clangs)
+                .map(|clang| CompilerConfig::new(format!("{clang} -O0")))
+                .into_iter()
+                .collect(),
             configurations,
             compile_timeout: 60.0,
             seed_timeout: 5.0,
@@ -231,6 +255,15 @@ impl Config {
             p_profile: default_p_profile(),
             background_triage: false,
         }
+    }
+
+    /// The default configuration, checked: every compiler it names runs.
+    pub fn detected(all_versions: bool) -> Result<Self> {
+        let config = Config::detect(all_versions);
+        config
+            .validate()
+            .context("the default configuration does not work here (pass --config)")?;
+        Ok(config)
     }
 
     pub fn load(path: &Path) -> Result<Self> {
@@ -299,7 +332,7 @@ mod tests {
 
     #[test]
     fn default_round_trips_through_toml() {
-        let config = Config::detect();
+        let config = Config::detect(false);
         let parsed: Config = toml::from_str(&config.to_toml()).unwrap();
         assert_eq!(parsed, config);
     }

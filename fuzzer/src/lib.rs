@@ -10,6 +10,7 @@ pub mod coverage_study;
 pub mod executor;
 pub mod experiment;
 pub mod generate;
+pub mod installed;
 pub mod instrument;
 pub mod manager;
 pub mod mcmc;

@@ -47,6 +47,9 @@ enum Command {
         /// Campaign configuration (TOML, see `ccfuzz config`); default: this machine's compilers.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Without --config: test every installed gcc-N and clang-N, not only the newest of each.
+        #[arg(long, conflicts_with = "config")]
+        all_versions: bool,
         /// Take seeds from this directory of C files instead of generating them.
         #[arg(long)]
         seeds: Option<PathBuf>,
@@ -155,7 +158,11 @@ enum Command {
         watch: Option<u64>,
     },
     /// Print the default configuration for this machine (edit it and pass it with --config).
-    Config,
+    Config {
+        /// Test every installed gcc-N and clang-N, not only the newest of each.
+        #[arg(long)]
+        all_versions: bool,
+    },
     /// Generate test programs.
     Generate {
         #[command(subcommand)]
@@ -411,13 +418,7 @@ enum MutatorName {
 fn load_config(path: Option<&Path>) -> Result<Config> {
     match path {
         Some(path) => Config::load(path),
-        None => {
-            let config = Config::detect();
-            config
-                .validate()
-                .context("the default configuration does not work here (pass --config)")?;
-            Ok(config)
-        }
+        None => Config::detected(false),
     }
 }
 
@@ -552,6 +553,7 @@ fn main() -> Result<()> {
         Command::Fuzz {
             out,
             config,
+            all_versions,
             seeds,
             variants_per_seed,
             cores,
@@ -565,7 +567,10 @@ fn main() -> Result<()> {
             orange_max_operators,
             orange_policies,
         } => {
-            let config = load_config(config.as_deref())?;
+            let config = match config {
+                Some(path) => Config::load(&path)?,
+                None => Config::detected(all_versions)?,
+            };
             let seeds = match (seeds, generator) {
                 (Some(dir), _) => SeedSource::Directory(dir),
                 (None, SeedGeneratorName::Csmith) => SeedSource::Csmith { variants_per_seed },
@@ -680,8 +685,8 @@ fn main() -> Result<()> {
             let config = load_config(config.as_deref())?;
             ccfuzz::triage::run_triage(&out, &config, reducer.as_deref(), jobs, runs, watch)
         }
-        Command::Config => {
-            print!("{}", Config::detect().to_toml());
+        Command::Config { all_versions } => {
+            print!("{}", Config::detect(all_versions).to_toml());
             Ok(())
         }
         Command::Bench {

@@ -1,7 +1,7 @@
 //! Observers on real compilers: AFL++ edges of the instrumented tcc through our shared map
 //! (also through a driver that forks), gcov lines of the coverage-built tcc, optimization
-//! counters of gcc-12 and clang-14 on csmith programs, and a short campaign guided by them.
-//! The instrumented compilers come from `make instrumented-tcc` (a dependency of `make test`).
+//! counters of gcc-12, clang-14 and clang 22 on csmith programs, and short campaigns guided
+//! by them. The instrumented compilers come from `make instrumented-tcc` (a dependency of `make test`).
 
 mod common;
 
@@ -213,6 +213,38 @@ fn clang_remarks_are_counters_stable_across_compilations() {
     let source = CounterSource::for_llvm("clang-14");
     assert_eq!(source, CounterSource::LlvmRemarks);
     assert_stable_counters("clang-14", source, 8);
+}
+
+#[test]
+fn clang_22_remarks_are_counters_stable_across_compilations() {
+    // The zig wheel's LLVM has no statistics either (`-mllvm -stats` prints nothing).
+    let clang_22 = clang_22().display().to_string();
+    let source = CounterSource::for_llvm(&clang_22);
+    assert_eq!(source, CounterSource::LlvmRemarks);
+    assert_stable_counters(&clang_22, source, 8);
+}
+
+#[test]
+fn a_campaign_counts_clang_22_remarks() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = dir.path().join("configuration.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "reference = \"gcc -O0\"\nub_check = [\"clang-19 -O0\"]\n\
+             configurations = [{{ command = \"{clang} -O2\", counters = \"llvm\" }}]\n\
+             compile_timeout = 60.0\nseed_timeout = 5.0\nrun_timeout = 10.0\n\
+             csmith_include = \"/usr/include/csmith\"\ncsmith_args = [\"--no-packed-struct\"]\n",
+            clang = clang_22().display()
+        ),
+    )
+    .unwrap();
+    let log = campaign(&out, &config, &["--variants-per-seed", "4", "--iterations", "8"]);
+    assert!(log.contains("-O2: optimization counters from LlvmRemarks"), "{log}");
+    let distinct = reported_coverage(&out, "distinct_counters");
+    println!("clang 22 campaign: {distinct} distinct counters");
+    assert!(distinct > 10, "{log}");
 }
 
 /// What the client reports of a finished campaign say its corpus covers, by statistic.

@@ -123,3 +123,10 @@ pub fn client_report(out: &Path) -> ccfuzz::campaign::ClientReport {
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_slice(&bytes).unwrap()
 }
+
+/// clang 22 as `make clang-22` (a part of `make deps`) installs it.
+pub fn clang_22() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../build/bin/clang-22");
+    assert!(path.is_file(), "{} is missing: run `make clang-22`", path.display());
+    path.canonicalize().unwrap()
+}

@@ -1,0 +1,158 @@
+//! The compilers this machine has, from which `ccfuzz config` builds its default: every
+//! `gcc-N` and `clang-N` on the `PATH` or in a `build/bin` folder made by `make` (clang 22
+//! from the zig wheel), and whether a clang can build binaries with the triage guard's
+//! sanitizers.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The sanitizers of the triage guard: a program they flag has undefined behaviour.
+pub const SANITIZER_FLAGS: [&str; 2] = [
+    "-fsanitize=undefined,float-divide-by-zero,address",
+    "-fno-sanitize-recover=all",
+];
+
+/// One installed version of a compiler family.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Installed {
+    pub version: u32,
+    /// How a configuration names it: `gcc-12` on the `PATH`, an absolute path in a build
+    /// folder (`/…/build/bin/clang-22`).
+    pub program: String,
+}
+
+/// Every installed `{family}-N`, oldest first, one per version: the `PATH`'s before the build
+/// folders' (see [`build_bin_dirs`]).
+pub fn versions(family: &str) -> Vec<Installed> {
+    let path_dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).collect())
+        .unwrap_or_default();
+    let mut found: Vec<Installed> = Vec::new();
+    let on_path = path_dirs.into_iter().map(|dir| (dir, false));
+    let in_build = build_bin_dirs().into_iter().map(|dir| (dir, true));
+    for (dir, in_build_folder) in on_path.chain(in_build) {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(version) = version_of(family, &name) else {
+                continue;
+            };
+            let path = dir.join(&name);
+            if !is_executable(&path) || found.iter().any(|f| f.version == version) {
+                continue;
+            }
+            let program = if in_build_folder {
+                path.display().to_string()
+            } else {
+                name
+            };
+            found.push(Installed { version, program });
+        }
+    }
+    found.sort_by_key(|f| f.version);
+    found
+}
+
+/// `N` of a program named `{family}-N`.
+fn version_of(family: &str, name: &str) -> Option<u32> {
+    let digits = name.strip_prefix(family)?.strip_prefix('-')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Where `make` puts the compilers it installs outside the system (`build/bin/clang-22`):
+/// `build/bin` of the current directory, then that of the workspace the running executable
+/// was built in (`target/{debug,release}/ccfuzz` -> `../../build/bin`). The paths are
+/// absolute: triage runs the compilers from temporary directories.
+pub fn build_bin_dirs() -> Vec<PathBuf> {
+    let here = Path::new("build/bin").canonicalize().ok();
+    let beside_executable = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.canonicalize().ok())
+        .and_then(|exe| exe.parent()?.parent()?.parent()?.join("build/bin").canonicalize().ok());
+    let mut dirs: Vec<PathBuf> = here
+        .into_iter()
+        .chain(beside_executable)
+        .filter(|dir| dir.is_dir())
+        .collect();
+    dirs.dedup();
+    dirs
+}
+
+fn is_executable(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+/// Whether `program` runs: a path, or a name found on the `PATH`.
+pub fn which(program: &str) -> bool {
+    if program.contains('/') {
+        return Path::new(program).is_file();
+    }
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+        .unwrap_or(false)
+}
+
+/// Whether the clang `program` builds a binary with [`SANITIZER_FLAGS`] whose UBSan reports
+/// a signed overflow: it needs its sanitizer runtime (Debian's `libclang-rt-N-dev`).
+pub fn builds_sanitized(program: &str) -> bool {
+    let Ok(dir) = tempfile::tempdir() else {
+        return false;
+    };
+    let source = dir.path().join("probe.c");
+    let binary = dir.path().join("probe");
+    let text = "int main(void) { volatile int big = 2147483647; return big + 1 < 0; }\n";
+    if std::fs::write(&source, text).is_err() {
+        return false;
+    }
+    let built = Command::new(program)
+        .arg("-O0")
+        .args(SANITIZER_FLAGS)
+        .arg("-w")
+        .arg(&source)
+        .arg("-o")
+        .arg(&binary)
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !built {
+        log::debug!("{program} cannot build sanitized binaries");
+        return false;
+    }
+    Command::new(&binary)
+        .env("ASAN_OPTIONS", "detect_leaks=0")
+        .output()
+        .is_ok_and(|out| {
+            !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("signed integer overflow")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_come_from_names_with_a_number_only() {
+        assert_eq!(version_of("gcc", "gcc-12"), Some(12));
+        assert_eq!(version_of("clang", "clang-22"), Some(22));
+        assert_eq!(version_of("clang", "clang-cpp-14"), None);
+        assert_eq!(version_of("gcc", "gcc-ar-12"), None);
+        assert_eq!(version_of("gcc", "gcc-"), None);
+        assert_eq!(version_of("gcc", "gcc"), None);
+        assert_eq!(version_of("clang", "clang++-19"), None);
+    }
+
+    #[test]
+    fn versions_are_sorted_and_distinct() {
+        let gccs = versions("gcc");
+        assert!(!gccs.is_empty(), "gcc-12 is installed by `make deps`");
+        assert!(
+            gccs.windows(2).all(|pair| pair[0].version < pair[1].version),
+            "{gccs:?}"
+        );
+    }
+}
