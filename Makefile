@@ -34,7 +34,7 @@ ZIG_WHEEL := ziglang-$(ZIG_VERSION)-py3-none-manylinux_2_12_x86_64.manylinux2010
 ZIG_WHEEL_SHA256 := ea6cc5d87b033cf0aedfbc8f9549a908cae6c50ac31f1698188fa48a74524b54
 ZIG_DIR := $(BUILD)/zig-$(ZIG_VERSION)
 
-$(ZIG_DIR)/ziglang/zig:
+$(ZIG_DIR)/ziglang/zig: | debian-packages
 	rm -rf $(ZIG_DIR) $(ZIG_DIR).partial && mkdir -p $(ZIG_DIR).partial
 	python3 -m pip download --quiet --no-deps --no-cache-dir --only-binary=:all: \
 		--dest $(ZIG_DIR).partial ziglang==$(ZIG_VERSION)
@@ -44,7 +44,7 @@ $(ZIG_DIR)/ziglang/zig:
 
 # The wrapper gives zig's clang Debian's glibc target and a resource directory made of clang
 # 22's own headers and clang-19's sanitizer runtime (the wheel has no compiled compiler-rt;
-# libclang-rt-19-dev provides it). It writes nothing outside its output and $$TMPDIR.
+# libclang-rt-19-dev provides it). It writes nothing outside its output and $TMPDIR.
 $(BUILD)/bin/clang-22: $(ZIG_DIR)/ziglang/zig Makefile | debian-packages
 	rm -rf $(BUILD)/clang-22-resource && mkdir -p $(BUILD)/clang-22-resource $(@D)
 	ln -s ../zig-$(ZIG_VERSION)/ziglang/lib/include $(BUILD)/clang-22-resource/include
