@@ -1,25 +1,14 @@
-//! ccfuzz: the campaign around the mutators and observers — compiler configurations, seed
-//! profiling, the compile/run executor, objectives and findings, and the multi-core wiring.
+//! ccfuzz: the campaign around the mutators and observers, laid out along the pipeline:
+//! seeds ([`seeds`]) → compile/run ([`exec`]) → judge ([`judge`]) → MCMC ([`mcmc`]), run on many
+//! cores by [`campaign`], operated by [`ops`], measured by [`measure`]; [`config`] says which
+//! compilers, and [`cli`] is the command line.
 
-pub mod bench;
-pub mod broker;
 pub mod campaign;
-pub mod compile;
+pub mod cli;
 pub mod config;
-pub mod coverage_study;
-pub mod executor;
-pub mod experiment;
-pub mod generate;
-pub mod installed;
-pub mod instrument;
-pub mod manager;
+pub mod exec;
+pub mod judge;
 pub mod mcmc;
-pub mod objective;
-pub mod plot;
-pub mod runner;
+pub mod measure;
+pub mod ops;
 pub mod seeds;
-pub mod sharing;
-pub mod shutdown;
-pub mod stats;
-pub mod status;
-pub mod triage;

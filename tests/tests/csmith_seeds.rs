@@ -3,9 +3,9 @@
 
 mod common;
 
-use ccfuzz::compile::{compile, compile_and_run, run_binary};
+use ccfuzz::exec::compile::{compile, compile_and_run, run_binary};
 use ccfuzz::config::CompilerConfig;
-use ccfuzz::runner::{run, Exit, Limits};
+use ccfuzz::exec::runner::{run, Exit, Limits};
 use ccfuzz::seeds::parse_gcov;
 use ccfuzz_mutators::athena::{AthenaChain, AthenaParams};
 use ccfuzz_mutators::edit::Edit;

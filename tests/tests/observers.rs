@@ -5,9 +5,9 @@
 
 mod common;
 
-use ccfuzz::compile::compile_with;
+use ccfuzz::exec::compile::compile_with;
 use ccfuzz::config::CompilerConfig;
-use ccfuzz::instrument::Additions;
+use ccfuzz::exec::instrument::Additions;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_observers::counters::{CounterSource, Counters};
 use ccfuzz_observers::coverage::{covered, map_size_for, AflMap, CoverageObserver};

@@ -15,9 +15,9 @@
 
 mod common;
 
-use ccfuzz::compile::{compile, compile_and_run};
+use ccfuzz::exec::compile::{compile, compile_and_run};
 use ccfuzz::config::CompilerConfig;
-use ccfuzz::runner::{run, Exit, Limits};
+use ccfuzz::exec::runner::{run, Exit, Limits};
 use ccfuzz_observers::ConfigOutcome;
 use ccfuzz_orange::{generate, GenOptions, Policies};
 use common::sanitizer_report;

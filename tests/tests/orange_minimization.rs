@@ -7,10 +7,10 @@
 
 mod common;
 
-use ccfuzz::campaign::store_orange_program;
-use ccfuzz::compile::compile_and_run;
+use ccfuzz::seeds::generator::store_orange_program;
+use ccfuzz::exec::compile::compile_and_run;
 use ccfuzz::config::{CompilerConfig, Config};
-use ccfuzz::objective::{finding_for, save_finding, FindingKind};
+use ccfuzz::judge::objective::{finding_for, save_finding, FindingKind};
 use ccfuzz::seeds::SeedMaker;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::seed::SeedStore;

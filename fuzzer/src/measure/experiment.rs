@@ -11,8 +11,8 @@
 //! shared machine.
 
 use crate::campaign::ClientReport;
-use crate::plot::draw_bars;
-use crate::stats::{ci95, mean_sd, welch_p};
+use crate::measure::plot::draw_bars;
+use crate::measure::stats::{ci95, mean_sd, welch_p};
 use anyhow::{bail, Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

@@ -6,10 +6,11 @@
 //! signal only raises a stop flag that every process forked from the launcher shares (an
 //! anonymous shared page mapped before the launcher forks), so a signal sent to the launcher
 //! alone stops the clients too. A client that sees the flag kills the compiler or binary it
-//! waits for ([`crate::runner::run`] returns [`Interrupted`]), abandons that execution, then
+//! waits for ([`crate::exec::runner::run`] returns [`Interrupted`]), abandons that execution, then
 //! stops as it does at its deadline. A second signal to a process kills the child it waits for
 //! and exits at once with LibAFL's Ctrl-C status, which its restarter takes as "shutting down".
-//! When every client has stopped, the launcher removes `tmp/` and prints a summary ([`finish`]).
+//! When every client has stopped, the launcher removes `tmp/` and prints a summary
+//! ([`crate::campaign::summary`]).
 
 use anyhow::{Context, Result};
 use libafl_bolts::os::CTRL_C_EXIT;
@@ -18,9 +19,7 @@ use nix::sys::signal::{killpg, sigaction, SaFlags, SigAction, SigHandler, SigSet
 use nix::unistd::Pid;
 use std::num::NonZeroUsize;
 use std::os::raw::c_int;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
-use std::time::{Duration, SystemTime};
 
 /// The stop flag shared by the launcher and all its forks; null until [`share_stop_flag`].
 static SHARED_STOP: AtomicPtr<AtomicBool> = AtomicPtr::new(std::ptr::null_mut());
@@ -138,60 +137,6 @@ impl Drop for WatchedGroup {
     fn drop(&mut self) {
         CHILD_GROUP.store(0, Ordering::SeqCst);
     }
-}
-
-/// Once every client has stopped: removes the scratch directory and prints the summary.
-pub fn finish(out: &Path, started: SystemTime) {
-    let tmp = out.join("tmp");
-    if let Err(e) = std::fs::remove_dir_all(&tmp) {
-        if e.kind() != std::io::ErrorKind::NotFound {
-            log::warn!("cannot remove {}: {e}", tmp.display());
-        }
-    }
-    // On a terminal the summary replaces the last status line.
-    use std::io::IsTerminal;
-    let clear = if std::io::stdout().is_terminal() {
-        "\r\x1b[2K"
-    } else {
-        ""
-    };
-    println!("{clear}{}", summary(out, started));
-}
-
-/// What the launcher prints when the campaign has stopped: why, how long it ran, and what the
-/// client reports written since `started` and the output directory hold.
-pub fn summary(out: &Path, started: SystemTime) -> String {
-    let reason = if requested() { "stopped on request" } else { "finished" };
-    let elapsed = started.elapsed().unwrap_or(Duration::ZERO);
-    let executions: u64 = std::fs::read_dir(out.join("clients"))
-        .into_iter()
-        .flatten()
-        .filter_map(|entry| entry.ok())
-        .filter(|entry| {
-            entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .is_ok_and(|modified| modified >= started)
-        })
-        .filter_map(|entry| std::fs::read(entry.path()).ok())
-        .filter_map(|bytes| serde_json::from_slice::<crate::campaign::ClientReport>(&bytes).ok())
-        .map(|report| report.executions)
-        .sum();
-    let visible_entries = |dir: &str| {
-        std::fs::read_dir(out.join(dir))
-            .into_iter()
-            .flatten()
-            .filter_map(|entry| entry.ok())
-            .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
-            .count()
-    };
-    format!(
-        "campaign {reason} after {}: {executions} executions in this run, {} corpus entries, {} findings in {}",
-        crate::status::compact_duration(elapsed),
-        visible_entries("corpus"),
-        visible_entries("findings"),
-        out.display()
-    )
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! Variants come from `ccfuzz mutate`; the compiler's `.gcda` counters accumulate over every
 //! file compiled under one `GCOV_PREFIX`, so one gcov pass gives the union of a file set.
 
-use crate::plot::draw_bars;
+use crate::measure::plot::draw_bars;
 use anyhow::{bail, Context, Result};
 use ccfuzz_observers::gcov::{gcov_env, take_gcov};
 use std::fmt::Write as _;

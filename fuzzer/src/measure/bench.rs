@@ -5,10 +5,10 @@
 //! the same tcc, and statistics or remarks against plain gcc and clang.
 
 use crate::campaign::ClientReport;
-use crate::compile::compile_with;
 use crate::config::{CompilerConfig, Config};
-use crate::instrument::Additions;
-use crate::runner::cpu_seconds;
+use crate::exec::compile::compile_with;
+use crate::exec::instrument::Additions;
+use crate::exec::runner::cpu_seconds;
 use crate::seeds::SeedMaker;
 use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::athena::{AthenaChain, AthenaParams};

@@ -3,15 +3,16 @@
 //! variant, its seed, `finding.json` and a `repro.sh` that reproduces it with one command.
 
 use crate::config::{CompilerConfig, Config};
+use crate::ops::user_stats;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::{content_hash, Seed};
 use ccfuzz_observers::{ConfigOutcome, ExecutionObserver, Outcome, RunResult};
 pub use ccfuzz_triage::finding::{Finding, FindingKind};
-use libafl::events::{Event, EventFirer, EventWithStats};
+use libafl::events::EventFirer;
 use libafl::executors::ExitKind;
 use libafl::feedbacks::{Feedback, StateInitializer};
-use libafl::monitors::stats::{AggregatorOps, UserStats, UserStatsValue};
+use libafl::monitors::stats::{AggregatorOps, UserStatsValue};
 use libafl::state::{HasCorpus, HasExecutions};
 use libafl::{Error, HasMetadata};
 use libafl_bolts::tuples::{Handle, MatchNameRef};
@@ -241,17 +242,12 @@ where
                 meta.rejected_variants += 1;
                 meta.rejected_variants
             };
-            let executions = *state.executions();
-            manager.fire(
+            user_stats::send(
                 state,
-                EventWithStats::with_current_time(
-                    Event::UpdateUserStats {
-                        name: Cow::Borrowed("rejected"),
-                        value: UserStats::new(UserStatsValue::Number(rejected), AggregatorOps::Sum),
-                        phantom: PhantomData,
-                    },
-                    executions,
-                ),
+                manager,
+                "rejected",
+                UserStatsValue::Number(rejected),
+                AggregatorOps::Sum,
             )?;
         }
         let loaded = match self.programs.get(&input.seed) {
@@ -285,7 +281,7 @@ where
         }
         // A finding made here reaches the other cores and nodes; one received is not sent on.
         if new_finding && observer.observed_here {
-            crate::sharing::announce(state, manager, self.programs.store(), input, observers, *exit)?;
+            crate::campaign::sharing::announce(state, manager, self.programs.store(), input, observers, *exit)?;
         }
         Ok(new_finding)
     }

@@ -2,8 +2,10 @@
 //! reference output, which ones vet seeds for undefined behaviour, and the time limits.
 //! It is a TOML file the user edits; `ccfuzz config` prints the default for this machine.
 
-use crate::installed::{self, which, Installed};
+pub mod installed;
+
 use anyhow::{bail, Context, Result};
+use installed::{which, Installed};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::process::Command;

@@ -2,8 +2,8 @@
 //! outcomes the judges understand.
 
 use crate::config::CompilerConfig;
-use crate::instrument::Additions;
-use crate::runner::{run, Exit, Limits};
+use crate::exec::instrument::Additions;
+use crate::exec::runner::{run, Exit, Limits};
 use anyhow::Result;
 use ccfuzz_observers::{ConfigOutcome, RunResult};
 use std::path::Path;

@@ -1,13 +1,55 @@
 //! `ccfuzz triage OUT`: the campaign's findings triaged into bugs (the `ccfuzz-triage` crate
 //! does the work), summarized and printed as a table sorted by findings per bug.
 
+use crate::cli::load_config;
 use crate::config::Config;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use ccfuzz_triage::check::Guard;
 use ccfuzz_triage::pipeline::{triage_campaign, Options, Verdict};
 use ccfuzz_triage::reduce::available_reducer;
 use ccfuzz_triage::report::table;
-use std::path::Path;
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+#[derive(Args)]
+pub struct TriageArgs {
+    /// The campaign directory (its findings/ and seeds/).
+    pub out: PathBuf,
+    /// The campaign configuration (reference, UB checks, timeouts).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// `cvise`, `creduce` or `none` (edit-list minimization only); default: the first installed.
+    #[arg(long)]
+    pub reducer: Option<String>,
+    /// Processes the reducer may use.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
+    /// Runs of each finding; one that shows on some runs only is flaky.
+    #[arg(long, default_value_t = 3)]
+    pub runs: u32,
+    /// Keep going: triage new findings every this many seconds (what a campaign with
+    /// `background_triage = true` runs).
+    #[arg(long)]
+    pub watch: Option<u64>,
+}
+
+impl TriageArgs {
+    pub fn run(self) -> Result<()> {
+        // A campaign directory records its configuration.
+        let config = self
+            .config
+            .or_else(|| Some(self.out.join("configuration.toml")).filter(|p| p.is_file()));
+        let config = load_config(config.as_deref())?;
+        run_triage(
+            &self.out,
+            &config,
+            self.reducer.as_deref(),
+            self.jobs,
+            self.runs,
+            self.watch,
+        )
+    }
+}
 
 /// The UB guard of a campaign configuration: its reference gives the expected output, its
 /// UB-check configurations must agree, and the clang among them gives the clang warnings.
@@ -98,53 +140,4 @@ fn triage_once(out: &Path, options: &Options) -> Result<()> {
     );
     print!("{}", table(&bugs));
     Ok(())
-}
-
-/// `ccfuzz triage OUT --watch` started by a campaign: its own process group at the lowest
-/// priority, so reductions take only idle CPU and stop with the campaign.
-pub struct BackgroundTriage {
-    child: std::process::Child,
-    /// The campaign process that started it; forked clients must not stop it.
-    owner: u32,
-}
-
-impl BackgroundTriage {
-    pub fn start(out: &Path) -> Result<Self> {
-        use std::os::unix::process::CommandExt;
-        let exe = std::env::current_exe().context("cannot find the ccfuzz binary")?;
-        let log = std::fs::File::create(out.join("triage.log")).context("cannot create triage.log")?;
-        let child = std::process::Command::new("nice")
-            .args(["-n", "19"])
-            .arg(exe)
-            .arg("triage")
-            .arg(out)
-            .arg("--config")
-            .arg(out.join("configuration.toml"))
-            .args(["--watch", "60"])
-            .stdin(std::process::Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .process_group(0)
-            .spawn()
-            .context("cannot start background triage")?;
-        log::info!(
-            "background triage started (pid {}), log in {}",
-            child.id(),
-            out.join("triage.log").display()
-        );
-        Ok(BackgroundTriage {
-            child,
-            owner: std::process::id(),
-        })
-    }
-
-    /// Stops the triage process and the reducers it started (its process group).
-    pub fn stop(mut self) {
-        if std::process::id() != self.owner {
-            return;
-        }
-        let group = nix::unistd::Pid::from_raw(self.child.id() as i32);
-        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-        let _ = self.child.wait();
-    }
 }

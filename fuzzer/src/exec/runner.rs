@@ -2,7 +2,7 @@
 //! timeout that kills the whole group, and captured output. A campaign that is stopping
 //! kills the group too and reports the run as [`Interrupted`].
 
-use crate::shutdown::{Interrupted, WatchedGroup};
+use crate::ops::shutdown::{Interrupted, WatchedGroup};
 use anyhow::{Context, Result};
 use nix::sys::resource::{setrlimit, Resource};
 use nix::sys::signal::{killpg, Signal};
@@ -142,7 +142,7 @@ pub fn run(mut command: Command, limits: &Limits) -> Result<Output> {
         if let Some(status) = child.try_wait()? {
             break status;
         }
-        if crate::shutdown::requested() {
+        if crate::ops::shutdown::requested() {
             interrupted = true;
             let _ = killpg(pgid, Signal::SIGKILL);
             break child.wait()?;

@@ -4,9 +4,9 @@
 //! counters) goes to the coverage and counter observers. Compiler failures are outcomes,
 //! never errors of the fuzzer.
 
-use crate::compile::compile_and_run_with;
 use crate::config::Config;
-use crate::instrument::Instruments;
+use crate::exec::compile::compile_and_run_with;
+use crate::exec::instrument::Instruments;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_observers::counters::{fill_map, CounterMapObserver, CounterNamesObserver, Counters};
@@ -160,7 +160,7 @@ where
         // the variant is reported and skipped with no outcomes. A run abandoned because the
         // campaign stops is not judged at all: the client loop sees the error and stops.
         if let Err(e) = self.execute(input, &mut reports) {
-            if e.is::<crate::shutdown::Interrupted>() {
+            if e.is::<crate::ops::shutdown::Interrupted>() {
                 return Err(Error::shutting_down());
             }
             log::error!("cannot execute a variant of seed {}: {e:#}", input.seed);

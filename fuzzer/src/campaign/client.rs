@@ -1,0 +1,332 @@
+//! One fuzzing client: its observers, feedbacks, objective, MCMC scheduler and executor, its
+//! seeds (stored, generated or received), and its loop until the deadline or a stop request.
+
+use crate::campaign::options::{CampaignOptions, CampaignState, SeedSource};
+use crate::campaign::progress::{report_chains, report_observed};
+use crate::campaign::report::write_client_report;
+use crate::campaign::resume::reload_corpus;
+use crate::exec::executor::{CompileRunExecutor, ObserverHandles};
+use crate::exec::instrument::Instruments;
+use crate::judge::new_seed::{NewSeedFeedback, SeedsInCorpus};
+use crate::judge::objective::FindingsObjective;
+use crate::mcmc::{restore_chains, save_chains, AcceptanceFeedback, ChainMutator, McmcChains, McmcScheduler};
+use crate::ops::shutdown;
+use crate::seeds::generator::{ProgramSource, SeedGenerator};
+use crate::seeds::SeedMaker;
+use anyhow::Result;
+use ccfuzz_mutators::input::Variant;
+use ccfuzz_mutators::programs::Programs;
+use ccfuzz_mutators::seed::{SeedId, SeedStore};
+use ccfuzz_observers::counters::{counter_map, CounterNamesObserver};
+use ccfuzz_observers::novelty::NoveltyFeedback;
+use ccfuzz_observers::ExecutionObserver;
+use libafl::corpus::{Corpus, InMemoryOnDiskCorpus, OnDiskCorpus, Testcase};
+use libafl::events::{ClientDescription, EventRestarter, ProgressReporter, SendExiting};
+use libafl::executors::ExitKind;
+use libafl::feedback_or;
+use libafl::feedbacks::MaxMapFeedback;
+use libafl::fuzzer::{Evaluator, Fuzzer, StdFuzzer};
+use libafl::generators::Generator;
+use libafl::schedulers::Scheduler;
+use libafl::stages::StdMutationalStage;
+use libafl::state::{HasCorpus, HasExecutions, StdState};
+use libafl::{Error, HasMetadata};
+use libafl_bolts::rands::StdRand;
+use libafl_bolts::tuples::{tuple_list, Handled};
+use libafl_bolts::{current_nanos, nonzero, Named};
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Idle rounds in a row (no chain could move) after which a client with generated seeds
+/// makes a new seed; proposals that change nothing cost microseconds, so this is quick.
+const STALLED_ROUNDS: u32 = 100;
+/// Idle rounds in a row after which a client without a seed generator says it waits for
+/// seeds, and sleeps between rounds.
+const WAITING_ROUNDS: u32 = 1000;
+
+pub fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Executes a seed and puts it in the corpus even when its own execution was a finding
+/// (the objective then keeps LibAFL from adding it), announcing it to the other cores and nodes.
+/// A stop requested during the execution leaves the seed to the resumed campaign.
+fn add_seed<Z, E, EM>(
+    fuzzer: &mut Z,
+    state: &mut CampaignState,
+    executor: &mut E,
+    mgr: &mut EM,
+    store: &SeedStore,
+    id: SeedId,
+) -> Result<(), Error>
+where
+    Z: Evaluator<E, EM, Variant, CampaignState> + libafl::fuzzer::HasScheduler<Variant, CampaignState>,
+    EM: libafl::events::EventFirer<Variant, CampaignState>,
+    E: libafl::executors::HasObservers,
+    E::Observers: Serialize,
+{
+    let variant = Variant::of_seed(id.clone());
+    let Some((_, added)) = shutdown::as_stop_request(fuzzer.evaluate_input(state, executor, mgr, &variant))? else {
+        return Ok(());
+    };
+    if added.is_none() {
+        if !state.metadata_or_insert_with(SeedsInCorpus::default).0.insert(id) {
+            return Ok(());
+        }
+        let corpus_id = state.corpus_mut().add(Testcase::new(variant.clone()))?;
+        fuzzer.scheduler_mut().on_add(state, corpus_id)?;
+    }
+    // LibAFL's own announcement of a new entry does not carry the seed.
+    crate::campaign::sharing::announce(state, mgr, store, &variant, &*executor.observers(), ExitKind::Ok)
+}
+
+pub fn client<EM>(
+    state: Option<CampaignState>,
+    mut mgr: EM,
+    desc: &ClientDescription,
+    client_count: usize,
+    options: &CampaignOptions,
+    deadline: Option<u64>,
+) -> Result<(), Error>
+where
+    EM: libafl::events::EventFirer<Variant, CampaignState>
+        + libafl::events::EventReceiver<Variant, CampaignState>
+        + ProgressReporter<CampaignState>
+        + SendExiting
+        + EventRestarter<CampaignState>,
+{
+    let anyhow_to_libafl = |e: anyhow::Error| Error::illegal_state(format!("{e:#}"));
+    // Instead of the restarting manager's handler, which exits on the spot.
+    shutdown::handle_stop_signals().map_err(anyhow_to_libafl)?;
+    let store = options.store().map_err(anyhow_to_libafl)?;
+    let programs = Arc::new(Programs::new(store.clone(), 256));
+    let workdir = options.out.join("tmp").join(format!("client-{}", desc.id()));
+    // A client restarted after a crash finds the scratch of the execution it crashed in.
+    let _ = std::fs::remove_dir_all(&workdir);
+    std::fs::create_dir_all(&workdir)?;
+
+    let execution = ExecutionObserver::new("execution");
+    let handle = execution.handle();
+    let (instruments, coverage) = Instruments::new(&options.config).map_err(anyhow_to_libafl)?;
+    let counters = counter_map();
+    let counter_names = CounterNamesObserver::new("counter_names");
+    let handles = ObserverHandles::new(&execution, &coverage, &counters, &counter_names);
+    // Map name and statistic name of what the corpus covers inside the compilers.
+    let configurations = &options.config.configurations;
+    let mut observed_maps = Vec::new();
+    if configurations.iter().any(|c| c.observe.coverage.is_some()) {
+        observed_maps.push((coverage.name().to_string(), format!("{}_covered", coverage.name())));
+    }
+    if configurations.iter().any(|c| c.observe.counters.is_some()) {
+        observed_maps.push((counters.name().to_string(), "distinct_counters".to_string()));
+    }
+    let acceptance = AcceptanceFeedback::new(
+        programs.clone(),
+        options.mcmc.athena,
+        options.mcmc.guidance,
+        Some(&options.out.join("mcmc").join(format!("client-{}.csv", desc.id()))),
+    )?;
+    // New seeds, new compiler coverage, new optimization counters and accepted MCMC proposals
+    // keep a variant. Novelty is measured first (the acceptance reads it), the map feedbacks
+    // then record the execution.
+    let mut feedback = feedback_or!(
+        NoveltyFeedback::new(&coverage, &counters, &counter_names),
+        acceptance,
+        MaxMapFeedback::new(&coverage),
+        MaxMapFeedback::new(&counters),
+        NewSeedFeedback
+    );
+    let mut objective = FindingsObjective::new(
+        handle.clone(),
+        programs.clone(),
+        options.config.clone(),
+        options.out.join("findings"),
+    );
+    let fresh = state.is_none();
+    let mut state = match state {
+        Some(state) => state,
+        None => StdState::new(
+            StdRand::with_seed(current_nanos() ^ desc.id() as u64),
+            InMemoryOnDiskCorpus::new(options.out.join("corpus"))?,
+            OnDiskCorpus::new(options.out.join("solutions"))?,
+            &mut feedback,
+            &mut objective,
+        )?,
+    };
+    if fresh {
+        let loaded = reload_corpus(&mut state, &options.out.join("corpus"))?;
+        if loaded > 0 {
+            log::info!("client {}: resumed with {loaded} corpus entries", desc.id());
+        }
+    }
+
+    let mut scheduler = McmcScheduler::new(options.mcmc.proposals_per_turn);
+    let chains_file = options
+        .out
+        .join("mcmc")
+        .join(format!("chains-client-{}.json", desc.id()));
+    if fresh {
+        // Chains start from the seeds of a resumed corpus, and continue where they were saved.
+        for id in state.corpus().ids().collect::<Vec<_>>() {
+            scheduler.on_add(&mut state, id)?;
+        }
+        let restored = restore_chains(&mut state, &chains_file)?;
+        if restored > 0 {
+            log::info!("client {}: {restored} chains continue where they stopped", desc.id());
+        }
+    }
+    let mut fuzzer = StdFuzzer::new(scheduler, feedback, objective);
+    let mut executor = CompileRunExecutor::new(
+        tuple_list!(execution, coverage, counters, counter_names),
+        handles,
+        instruments,
+        programs.clone(),
+        options.config.clone(),
+        workdir.clone(),
+    );
+
+    // This client's share of stored seeds that the corpus lacks (directory seeds, or seeds
+    // profiled before a kill).
+    if fresh {
+        let in_corpus = state.metadata_or_insert_with(SeedsInCorpus::default).0.clone();
+        let ids = store.ids().map_err(anyhow_to_libafl)?;
+        for (index, id) in ids.into_iter().enumerate() {
+            if index % client_count == desc.id() % client_count && !in_corpus.contains(&id) {
+                add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, id)?;
+            }
+        }
+    }
+
+    let (variants_per_seed, program_source) = match &options.seeds {
+        SeedSource::Csmith { variants_per_seed } => (Some(*variants_per_seed), ProgramSource::Csmith),
+        SeedSource::Orange {
+            variants_per_seed,
+            options,
+        } => (Some(*variants_per_seed), ProgramSource::orange(*options)),
+        SeedSource::Directory(_) => (None, ProgramSource::Csmith),
+    };
+    let maker =
+        SeedMaker::new(options.config.clone(), store.clone(), workdir.join("seeds")).map_err(anyhow_to_libafl)?;
+    let mut seeds = SeedGenerator {
+        maker,
+        programs: program_source,
+        attempts: 50,
+    };
+    if state.corpus().count() == 0 {
+        if variants_per_seed.is_some() {
+            if let Some(seed) = shutdown::as_stop_request(seeds.generate(&mut state))? {
+                add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, seed.seed)?;
+            }
+        } else {
+            // Another client may hold all the seeds; wait for them to arrive.
+            while state.corpus().count() == 0 {
+                if deadline.is_some_and(|d| now_secs() >= d) || shutdown::requested() {
+                    mgr.send_exiting()?;
+                    return Ok(());
+                }
+                shutdown::as_stop_request(libafl::fuzzer::EventProcessor::process_events(
+                    &mut fuzzer,
+                    &mut state,
+                    &mut executor,
+                    &mut mgr,
+                ))?;
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+    }
+    seeds.attempts = 10;
+    let mut last_seed_at = *state.executions();
+
+    // One proposal per round: the chain's next state is judged when it has run.
+    let proposals = StdMutationalStage::with_max_iterations(
+        ChainMutator::new(programs.clone(), options.mcmc.families.clone()),
+        nonzero!(1),
+    );
+    let mut stages = tuple_list!(proposals);
+    let mut last_stats = std::time::Instant::now();
+    // Rounds in a row in which no mutator could change its input (every seed fully live).
+    let mut idle_rounds = 0u32;
+    loop {
+        let out_of_time = deadline.is_some_and(|d| now_secs() >= d);
+        let out_of_iterations = options.iterations.is_some_and(|n| *state.executions() >= n);
+        if out_of_time || out_of_iterations || shutdown::requested() {
+            mgr.report_progress(&mut state)?;
+            let covered = observed_maps
+                .iter()
+                .map(|(map, stat)| {
+                    (
+                        stat.clone(),
+                        ccfuzz_observers::novelty::covered_entries(&state, map) as u64,
+                    )
+                })
+                .collect();
+            if let Err(e) = write_client_report(&options.out, desc.id(), &state, &executor.counter_totals, covered) {
+                log::warn!("cannot write the report of client {}: {e}", desc.id());
+            }
+            if let Ok(chains) = state.metadata::<McmcChains>() {
+                if let Err(e) = save_chains(chains, &chains_file) {
+                    log::warn!("cannot save the chains to {}: {e}", chains_file.display());
+                }
+                let by_length: Vec<String> = chains
+                    .by_length
+                    .means()
+                    .iter()
+                    .map(|(length, mean, _)| format!("{length}+: {mean:.4}"))
+                    .collect();
+                log::info!(
+                    "client {}: {} chains, {} proposals, acceptance {:.1}%; mean distance by chain length: {}",
+                    desc.id(),
+                    chains.chains.len(),
+                    chains.proposals,
+                    100.0 * chains.acceptance_rate(),
+                    by_length.join(", ")
+                );
+            }
+            mgr.send_exiting()?;
+            return Ok(());
+        }
+        let executions = *state.executions();
+        // A generated seed gives way to the next when it has had its variants, or at once when
+        // no chain can move (a tiny program leaves Hermes and Athena nothing to change).
+        if variants_per_seed.is_some_and(|n| executions >= last_seed_at + n || idle_rounds >= STALLED_ROUNDS) {
+            last_seed_at = executions;
+            match seeds.generate(&mut state) {
+                Ok(seed) => {
+                    add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, seed.seed)?;
+                }
+                Err(_) if shutdown::requested() => {}
+                Err(e) => log::error!("client {}: {e}", desc.id()),
+            }
+        }
+        shutdown::as_stop_request(fuzzer.fuzz_one(&mut stages, &mut executor, &mut state, &mut mgr))?;
+        if *state.executions() == executions {
+            idle_rounds += 1;
+            if idle_rounds == WAITING_ROUNDS {
+                log::warn!(
+                    "client {}: no seed has code that never ran; waiting for new seeds",
+                    desc.id()
+                );
+            }
+            if idle_rounds >= WAITING_ROUNDS {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        } else {
+            idle_rounds = 0;
+        }
+        mgr.maybe_report_progress(&mut state, Duration::from_secs(3))?;
+        if last_stats.elapsed() >= Duration::from_secs(5) {
+            last_stats = std::time::Instant::now();
+            report_chains(&mut state, &mut mgr)?;
+            if let Ok(chains) = state.metadata::<McmcChains>() {
+                if let Err(e) = save_chains(chains, &chains_file) {
+                    log::warn!("cannot save the chains to {}: {e}", chains_file.display());
+                }
+            }
+            report_observed(&mut state, &mut mgr, &observed_maps)?;
+        }
+    }
+}

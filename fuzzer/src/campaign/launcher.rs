@@ -1,0 +1,105 @@
+//! A campaign: LibAFL's `StdFuzzer` on every requested core under the `Launcher` (LLMP), an
+//! on-disk corpus of variants, findings on disk, seeds from csmith, Orange or a directory, resumable
+//! from its output directory.
+//!
+//! Output directory layout: `seeds/` (the seed store), `corpus/` (variants, postcard),
+//! `solutions/` (LibAFL's copy of objective inputs), `findings/` (one directory per finding),
+//! `tmp/` (per-client scratch, removed at start and when the campaign stops), `stats.json` (monitor).
+
+use crate::campaign::broker::Broker;
+use crate::campaign::client::{client, now_secs};
+use crate::campaign::manager::ConfiguredManager;
+use crate::campaign::options::{CampaignOptions, CampaignState, SeedSource};
+use crate::exec::instrument::Instruments;
+use crate::ops::shutdown;
+use crate::ops::status::StatusMonitor;
+use crate::seeds::profile_directory;
+use anyhow::{Context, Result};
+use ccfuzz_mutators::input::Variant;
+use libafl::events::{ClientDescription, EventConfig, Launcher, LlmpRestartingEventManager};
+use libafl::monitors::{NopMonitor, OnDiskJsonAggregateMonitor};
+use libafl::Error;
+use libafl_bolts::core_affinity::Cores;
+use libafl_bolts::shmem::{ShMemProvider, StdShMem, StdShMemProvider};
+use std::num::NonZeroUsize;
+use std::time::{Duration, SystemTime};
+
+/// Runs the campaign to its end (or forever).
+pub fn run_campaign(options: CampaignOptions) -> Result<()> {
+    std::fs::create_dir_all(&options.out).with_context(|| format!("cannot create {}", options.out.display()))?;
+    let started = SystemTime::now();
+    shutdown::share_stop_flag()?;
+    shutdown::handle_stop_signals()?;
+    let tmp = options.out.join("tmp");
+    // Scratch files of a killed run are garbage; corpus, seeds and findings are never touched.
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp)?;
+    let store = options.store()?;
+    if let SeedSource::Directory(dir) = &options.seeds {
+        let profiled = profile_directory(&options.config, &store, dir, &tmp);
+        if shutdown::requested() {
+            crate::campaign::summary::finish(&options.out, started);
+            return Ok(());
+        }
+        profiled?;
+        if store.ids()?.is_empty() {
+            anyhow::bail!("no seed of {} was accepted: nothing to fuzz", dir.display());
+        }
+    }
+    // A client that fails to start hangs the broker: check what the clients will set up.
+    Instruments::new(&options.config).context("cannot observe the configured compilers")?;
+    let deadline = options.seconds.map(|s| now_secs() + s);
+    std::fs::write(options.out.join("configuration.toml"), options.config.to_toml())?;
+    let background_triage = options
+        .config
+        .background_triage
+        .then(|| crate::ops::background_triage::BackgroundTriage::start(&options.out))
+        .transpose()?;
+
+    let cores =
+        Cores::from_cmdline(&options.cores).map_err(|e| anyhow::anyhow!("bad --cores {}: {e}", options.cores))?;
+    let client_count = cores.ids.len();
+    let monitor = (
+        StatusMonitor::new(&options.out, options.status_interval),
+        OnDiskJsonAggregateMonitor::with_interval(options.out.join("stats.json"), Duration::from_secs(5)),
+    );
+    let run_client = |state: Option<CampaignState>,
+                      mgr: LlmpRestartingEventManager<(), Variant, CampaignState, StdShMem, StdShMemProvider>,
+                      desc: ClientDescription| {
+        let store = options.store().map_err(|e| Error::illegal_state(format!("{e:#}")))?;
+        client(
+            state,
+            ConfiguredManager::new(mgr, store),
+            &desc,
+            client_count,
+            &options,
+            deadline,
+        )
+    };
+    let clients = NonZeroUsize::new(client_count).context("--cores names no core")?;
+    let broker = Broker::spawn(monitor, options.broker_port, options.remote_broker, clients)?;
+    // The restarters and the clients are forks that return from `launch` too.
+    let launcher = std::process::id();
+    let result = Launcher::builder()
+        .shmem_provider(StdShMemProvider::new()?)
+        // Clients share observations only with clients that compile with the same configuration.
+        .configuration(EventConfig::from_name(&options.config.to_toml()))
+        .monitor(NopMonitor::new())
+        .run_client(run_client)
+        .cores(&cores)
+        .broker_port(options.broker_port)
+        .spawn_broker(false)
+        .build()
+        .launch();
+    broker.finish(Duration::from_secs(2));
+    if let Some(triage) = background_triage {
+        triage.stop();
+    }
+    if std::process::id() == launcher {
+        crate::campaign::summary::finish(&options.out, started);
+    }
+    match result {
+        Ok(()) | Err(Error::ShuttingDown) => Ok(()),
+        Err(e) => Err(anyhow::anyhow!("campaign failed: {e}")),
+    }
+}

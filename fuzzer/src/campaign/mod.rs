@@ -1,0 +1,20 @@
+//! A campaign on many cores and machines: the launcher and its LLMP broker, each fuzzing client,
+//! resuming from disk, replaying saved variants, what crosses between cores and nodes, and
+//! what a campaign reports.
+
+pub mod broker;
+pub mod client;
+pub mod launcher;
+pub mod manager;
+pub mod options;
+pub mod progress;
+pub mod replay;
+pub mod report;
+pub mod resume;
+pub mod sharing;
+pub mod summary;
+
+pub use launcher::run_campaign;
+pub use options::{CampaignOptions, CampaignState, SeedSource};
+pub use replay::replay;
+pub use report::ClientReport;

@@ -1,0 +1,86 @@
+//! What a client did, written to `clients/client-N.json` when it stops: executions, CPU, corpus,
+//! MCMC figures, what the corpus covers inside the compilers and every optimization counter.
+
+use crate::campaign::options::CampaignState;
+use crate::exec::runner::cpu_seconds;
+use crate::mcmc::McmcChains;
+use ccfuzz_observers::counters::Counters;
+use libafl::corpus::Corpus;
+use libafl::state::{HasCorpus, HasExecutions, HasImported};
+use libafl::HasMetadata;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// What a client did, written to `clients/client-N.json` when it stops.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ClientReport {
+    pub executions: u64,
+    /// Corpus entries the client held, and how many of them came from other cores.
+    pub corpus: usize,
+    pub imported: usize,
+    /// CPU seconds of the client process itself (mutation, materialization, judging, LLMP).
+    pub own_cpu: f64,
+    /// CPU seconds of its children: compilers, test binaries, csmith.
+    pub children_cpu: f64,
+    pub mcmc: McmcReport,
+    /// Optimization counters summed over the client's executions since it (re)started.
+    #[serde(default)]
+    pub counters: Counters,
+    /// Compiler coverage entries (`edges_covered`, `lines_covered`) and distinct counters the
+    /// client's corpus holds.
+    #[serde(default)]
+    pub covered: BTreeMap<String, u64>,
+}
+
+/// The chains of a client: acceptance, and how far from their seeds they went.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct McmcReport {
+    pub chains: usize,
+    pub proposals: u64,
+    pub accepted: u64,
+    pub acceptance_rate: f64,
+    pub mean_chain_length: f64,
+    /// (chain length from, mean program distance of the chain's state, decisions), by buckets
+    /// of chain length.
+    pub distance_by_length: Vec<(u64, f64, u64)>,
+}
+
+impl McmcReport {
+    fn of(chains: &McmcChains) -> Self {
+        McmcReport {
+            chains: chains.chains.len(),
+            proposals: chains.proposals,
+            accepted: chains.accepted,
+            acceptance_rate: chains.acceptance_rate(),
+            mean_chain_length: chains.mean_length(),
+            distance_by_length: chains.by_length.means(),
+        }
+    }
+}
+
+pub fn write_client_report(
+    out: &Path,
+    id: usize,
+    state: &CampaignState,
+    counters: &Counters,
+    covered: BTreeMap<String, u64>,
+) -> std::io::Result<()> {
+    use nix::sys::resource::UsageWho;
+    let report = ClientReport {
+        executions: *state.executions(),
+        corpus: state.corpus().count(),
+        imported: *state.imported(),
+        own_cpu: cpu_seconds(UsageWho::RUSAGE_SELF)?,
+        children_cpu: cpu_seconds(UsageWho::RUSAGE_CHILDREN)?,
+        mcmc: McmcReport::of(state.metadata::<McmcChains>().unwrap_or(&McmcChains::default())),
+        counters: counters.clone(),
+        covered,
+    };
+    let dir = out.join("clients");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(
+        dir.join(format!("client-{id}.json")),
+        serde_json::to_vec_pretty(&report)?,
+    )
+}

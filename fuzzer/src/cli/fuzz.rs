@@ -1,0 +1,161 @@
+//! `ccfuzz fuzz`: the campaign's command line turned into [`CampaignOptions`].
+
+use crate::campaign::{run_campaign, CampaignOptions, SeedSource};
+use crate::cli::generate_orange::{policies, PolicyName};
+use crate::config::Config;
+use crate::mcmc::{Family, Guidance, McmcOptions};
+use anyhow::Result;
+use ccfuzz_mutators::athena::AthenaParams;
+use ccfuzz_mutators::cfg::DistanceWeights;
+use ccfuzz_orange::GenOptions;
+use clap::{Args, ValueEnum};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct FuzzArgs {
+    /// Output directory; a campaign started again on it resumes.
+    #[arg(long, default_value = "out")]
+    pub out: PathBuf,
+    /// Campaign configuration (TOML, see `ccfuzz config`); default: this machine's compilers.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Without --config: test every installed gcc-N and clang-N, not only the newest of each.
+    #[arg(long, conflicts_with = "config")]
+    pub all_versions: bool,
+    /// Take seeds from this directory of C files instead of generating them.
+    #[arg(long)]
+    pub seeds: Option<PathBuf>,
+    /// What generates seeds when there is no --seeds directory.
+    #[arg(long, value_enum, default_value = "csmith")]
+    pub generator: SeedGeneratorName,
+    /// Operators per Orange seed are drawn log-uniformly from 1 to this.
+    #[arg(long, default_value_t = 3000)]
+    pub orange_max_operators: usize,
+    /// The generation policies of Orange seeds (`none` for plain Orange3).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "contexts,constants,subexpressions,shuffle"
+    )]
+    pub orange_policies: Vec<PolicyName>,
+    /// With generated seeds: a new seed after this many variants (per core).
+    #[arg(long, default_value_t = 25)]
+    pub variants_per_seed: u64,
+    /// Cores to run on: `all`, `0`, `0-3`, `0,2`.
+    #[arg(long, default_value = "all")]
+    pub cores: String,
+    /// TCP port of this machine's LLMP broker.
+    #[arg(long, default_value_t = 1337)]
+    pub broker_port: u16,
+    /// Connect this machine's broker to another machine's broker (HOST:PORT).
+    #[arg(long)]
+    pub remote_broker: Option<SocketAddr>,
+    /// Stop after this many seconds.
+    #[arg(long)]
+    pub seconds: Option<u64>,
+    /// Stop each core after this many executions.
+    #[arg(long)]
+    pub iterations: Option<u64>,
+    /// Seconds between status lines (default: 1 on a terminal, where the line is
+    /// rewritten in place, else 10).
+    #[arg(long)]
+    pub status_interval: Option<f64>,
+    #[command(flatten)]
+    pub mcmc: McmcArgs,
+}
+
+impl FuzzArgs {
+    pub fn run(self) -> Result<()> {
+        let config = match self.config {
+            Some(path) => Config::load(&path)?,
+            None => Config::detected(self.all_versions)?,
+        };
+        let seeds = match (self.seeds, self.generator) {
+            (Some(dir), _) => SeedSource::Directory(dir),
+            (None, SeedGeneratorName::Csmith) => SeedSource::Csmith {
+                variants_per_seed: self.variants_per_seed,
+            },
+            (None, SeedGeneratorName::Orange) => SeedSource::Orange {
+                variants_per_seed: self.variants_per_seed,
+                options: GenOptions {
+                    max_operators: self.orange_max_operators,
+                    policies: policies(&self.orange_policies),
+                    ..GenOptions::default()
+                },
+            },
+        };
+        run_campaign(CampaignOptions {
+            out: self.out,
+            config,
+            seeds,
+            cores: self.cores,
+            broker_port: self.broker_port,
+            remote_broker: self.remote_broker,
+            seconds: self.seconds,
+            iterations: self.iterations,
+            mcmc: self.mcmc.options(),
+            status_interval: self.status_interval.map(std::time::Duration::from_secs_f64),
+        })
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum SeedGeneratorName {
+    /// csmith programs.
+    Csmith,
+    /// Orange programs with YARPGen's policies (new ones, or mutations of the previous one).
+    Orange,
+}
+
+/// The chains: who proposes, and Athena's objective.
+#[derive(Args)]
+pub struct McmcArgs {
+    /// Mutator families proposing the chains' moves, drawn uniformly.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "athena,hermes")]
+    mutators: Vec<Family>,
+    /// Proposals on one seed's chain before turning to the next seed.
+    #[arg(long, default_value_t = 25)]
+    proposals_per_turn: u64,
+    /// Inverse temperature of the acceptance rule.
+    #[arg(long, default_value_t = AthenaParams::default().sigma)]
+    sigma: f64,
+    /// Weight of the distance between control-flow vertex sets.
+    #[arg(long, default_value_t = DistanceWeights::default().alpha)]
+    alpha: f64,
+    /// Weight of the distance between control-flow edge sets.
+    #[arg(long, default_value_t = DistanceWeights::default().beta)]
+    beta: f64,
+    /// Penalty per statement of size difference from the seed.
+    #[arg(long, default_value_t = DistanceWeights::default().gamma)]
+    gamma: f64,
+    /// Energy per compiler-coverage entry a proposal covers first (0 with the next: plain
+    /// Athena). Ten new edges weigh about as much as three Athena moves.
+    #[arg(long, default_value_t = 0.001)]
+    coverage_weight: f64,
+    /// Energy per optimization counter a proposal sets first.
+    #[arg(long, default_value_t = 0.005)]
+    counter_weight: f64,
+}
+
+impl McmcArgs {
+    pub fn options(self) -> McmcOptions {
+        McmcOptions {
+            athena: AthenaParams {
+                sigma: self.sigma,
+                weights: DistanceWeights {
+                    alpha: self.alpha,
+                    beta: self.beta,
+                    gamma: self.gamma,
+                },
+            },
+            guidance: Guidance {
+                coverage: self.coverage_weight,
+                counters: self.counter_weight,
+            },
+            proposals_per_turn: self.proposals_per_turn,
+            families: self.mutators,
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! The measuring commands: `ccfuzz bench` (the fuzzer's own costs), `ccfuzz experiment` (A/B
+//! campaign studies and the coverage study) and `ccfuzz plot`.
+
+use crate::cli::load_config;
+use crate::measure::bench::{run_bench, BenchOptions, BenchPart};
+use crate::measure::coverage_study::{coverage_experiment, CoveragePlan};
+use crate::measure::experiment::{counters_experiment, guidance_experiment, RunPlan, Setup};
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// What to measure (default: everything).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "observers,variants,orange,campaigns"
+    )]
+    pub parts: Vec<BenchPart>,
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Length of each measured campaign.
+    #[arg(long, default_value_t = 60)]
+    pub seconds: u64,
+    /// Seeds used for the variant-making measurement.
+    #[arg(long, default_value_t = 5)]
+    pub seeds: u64,
+    #[arg(long, default_value = "bench-out")]
+    pub out: PathBuf,
+    /// The build directory of `make instrumented-tcc`, for the observers' overheads.
+    #[arg(long, default_value = "build")]
+    pub build: PathBuf,
+}
+
+impl BenchArgs {
+    pub fn run(self) -> Result<()> {
+        run_bench(BenchOptions {
+            parts: self.parts,
+            config: load_config(self.config.as_deref())?,
+            config_path: self.config,
+            seconds: self.seconds,
+            seeds: self.seeds,
+            out: self.out,
+            build: self.build,
+        })
+    }
+}
+
+#[derive(Subcommand)]
+pub enum Experiment {
+    /// Runs setups A and B R times each (one core per run) and classifies every optimization counter
+    /// as A better / B better / comparable (Welch, 95%); writes report.md, counters.csv and
+    /// verdicts.{png,svg} in --out.
+    Counters {
+        /// Setup A: `ccfuzz fuzz` options as key=value words, e.g. "mutators=hermes".
+        #[arg(long)]
+        a: String,
+        /// Setup B, e.g. "mutators=athena".
+        #[arg(long)]
+        b: String,
+        #[command(flatten)]
+        runs: ExperimentRuns,
+        #[arg(long, default_value = "experiment-counters")]
+        out: PathBuf,
+    },
+    /// Runs the same campaign with the MCMC energy's coverage/counter terms on and off (plain
+    /// Athena distance), R times each (one core per run); reports compiler coverage, distinct
+    /// counters, findings with 95% confidence intervals in --out/report.md.
+    Guidance {
+        /// Setup with guidance (key=value `ccfuzz fuzz` options).
+        #[arg(long, default_value = "mutators=athena coverage-weight=0.001 counter-weight=0.005")]
+        on: String,
+        /// Setup without.
+        #[arg(long, default_value = "mutators=athena coverage-weight=0 counter-weight=0")]
+        off: String,
+        #[command(flatten)]
+        runs: ExperimentRuns,
+        #[arg(long, default_value = "experiment-guidance")]
+        out: PathBuf,
+    },
+    /// The Hermes coverage study: gcov lines of a `--coverage` compiler covered by the seeds,
+    /// then by the seeds with k variants each per mutator family; report.md, coverage.csv,
+    /// coverage.{png,svg} in --out.
+    Coverage {
+        /// The gcov-built compiler command (e.g. "build/tcc-gcov/tcc -Bbuild/tcc-gcov").
+        #[arg(long)]
+        compiler: String,
+        /// The configuration `ccfuzz mutate` profiles the seeds with.
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        seeds: PathBuf,
+        #[arg(long, value_delimiter = ',', default_value = "orion,athena,hermes")]
+        families: Vec<String>,
+        #[arg(long, value_delimiter = ',', default_value = "1,10,20")]
+        ks: Vec<usize>,
+        #[arg(long, default_value = "experiment-coverage")]
+        out: PathBuf,
+    },
+}
+
+/// The campaigns of an A/B experiment.
+#[derive(Args)]
+pub struct ExperimentRuns {
+    /// The campaigns' configuration: it must observe what the experiment compares
+    /// (`counters = "gcc"`, `coverage = "afl"`).
+    #[arg(long)]
+    config: PathBuf,
+    /// Seed programs; without them each run generates its own (csmith, or the setup's
+    /// `generator=orange`).
+    #[arg(long)]
+    seeds: Option<PathBuf>,
+    /// Length of each run.
+    #[arg(long, default_value_t = 600)]
+    seconds: u64,
+    #[arg(long, default_value_t = 5)]
+    repetitions: usize,
+    /// Cores the runs are pinned to: one core alternates A and B; two run them side by side.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    cores: Vec<usize>,
+}
+
+impl ExperimentRuns {
+    fn plan(self, out: PathBuf) -> Result<RunPlan> {
+        Ok(RunPlan {
+            binary: std::env::current_exe().context("cannot find the ccfuzz binary")?,
+            config: self.config,
+            seeds: self.seeds,
+            seconds: self.seconds,
+            repetitions: self.repetitions,
+            cores: self.cores,
+            out,
+        })
+    }
+}
+
+impl Experiment {
+    pub fn run(self) -> Result<()> {
+        let report = match self {
+            Experiment::Counters { a, b, runs, out } => {
+                counters_experiment(&runs.plan(out)?, &Setup::parse(&a)?, &Setup::parse(&b)?)?
+            }
+            Experiment::Guidance { on, off, runs, out } => {
+                guidance_experiment(&runs.plan(out)?, &Setup::parse(&on)?, &Setup::parse(&off)?)?
+            }
+            Experiment::Coverage {
+                compiler,
+                config,
+                seeds,
+                families,
+                ks,
+                out,
+            } => coverage_experiment(&CoveragePlan {
+                binary: std::env::current_exe().context("cannot find the ccfuzz binary")?,
+                compiler,
+                config,
+                seeds,
+                families,
+                ks,
+                out,
+            })?,
+        };
+        print!("{report}");
+        Ok(())
+    }
+}
+
+/// Draws a campaign's progress over time.
+pub fn plot(out: &std::path::Path) -> Result<()> {
+    for file in crate::measure::plot::plot_campaign(out)? {
+        println!("wrote {}", file.display());
+    }
+    Ok(())
+}

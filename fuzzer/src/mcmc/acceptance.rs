@@ -1,0 +1,210 @@
+//! [`AcceptanceFeedback`]: the Metropolis–Hastings acceptance of a proposal after it was
+//! compiled and run. Energy E = Athena's Δ(Q*; seed) + w_c·(compiler-coverage entries it set
+//! first) + w_o·(optimization counters it set first); zero weights are Athena as published.
+//! Every decision is appended to `OUT/mcmc/client-N.csv`.
+
+use crate::mcmc::{Guidance, McmcChains, PendingProposal};
+use ccfuzz_mutators::athena::AthenaParams;
+use ccfuzz_mutators::cfg::{distance, Cfg};
+use ccfuzz_mutators::input::Variant;
+use ccfuzz_mutators::metropolis::accepts;
+use ccfuzz_mutators::programs::Programs;
+use ccfuzz_mutators::seed::SeedId;
+use ccfuzz_observers::novelty::Novelty;
+use libafl::executors::ExitKind;
+use libafl::feedbacks::{Feedback, StateInitializer};
+use libafl::state::HasRand;
+use libafl::{Error, HasMetadata};
+use libafl_bolts::{impl_serdeany, Named};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The last acceptance, so that the scheduler moves the chain when the entry is added.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct LastAcceptance {
+    pub(super) name: String,
+    pub(super) energy: f64,
+    pub(super) distance: f64,
+}
+impl_serdeany!(LastAcceptance);
+
+/// Accepts or rejects the pending proposal by the Metropolis–Hastings rule. Inputs that are not
+/// this client's pending proposal (imports, seeds) are left to the other feedbacks.
+pub struct AcceptanceFeedback {
+    programs: Arc<Programs>,
+    params: AthenaParams,
+    guidance: Guidance,
+    seed_cfgs: HashMap<SeedId, Arc<Cfg>>,
+    log: Option<BufWriter<File>>,
+    started: Instant,
+}
+
+/// Seed graphs kept; a chain's seed is needed on every proposal.
+const SEED_CFGS_KEPT: usize = 64;
+
+impl AcceptanceFeedback {
+    pub fn new(
+        programs: Arc<Programs>,
+        params: AthenaParams,
+        guidance: Guidance,
+        log_path: Option<&Path>,
+    ) -> Result<Self, Error> {
+        let log = match log_path {
+            Some(path) => {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir)?;
+                }
+                let fresh = !path.exists();
+                let mut writer = BufWriter::new(File::options().create(true).append(true).open(path)?);
+                if fresh {
+                    writeln!(
+                        writer,
+                        "seconds,seed,variant,family,accepted,chain_proposals,chain_length,distance,proposed_distance,new_coverage,new_counters,log_q_ratio"
+                    )?;
+                }
+                Some(writer)
+            }
+            None => None,
+        };
+        Ok(AcceptanceFeedback {
+            programs,
+            params,
+            guidance,
+            seed_cfgs: HashMap::new(),
+            log,
+            started: Instant::now(),
+        })
+    }
+
+    fn seed_cfg(&mut self, seed: &SeedId) -> Result<Arc<Cfg>, Error> {
+        if let Some(cfg) = self.seed_cfgs.get(seed) {
+            return Ok(cfg.clone());
+        }
+        let loaded = self
+            .programs
+            .get(seed)
+            .map_err(|e| Error::illegal_state(format!("mcmc: {e:#}")))?;
+        if self.seed_cfgs.len() >= SEED_CFGS_KEPT {
+            self.seed_cfgs.clear();
+        }
+        let cfg = Arc::new(Cfg::of_seed(&loaded.program));
+        self.seed_cfgs.insert(seed.clone(), cfg.clone());
+        Ok(cfg)
+    }
+
+    /// Athena's Δ of a variant from its seed.
+    fn distance_of(&mut self, input: &Variant) -> Result<f64, Error> {
+        let seed_cfg = self.seed_cfg(&input.seed)?;
+        let loaded = self
+            .programs
+            .get(&input.seed)
+            .map_err(|e| Error::illegal_state(format!("mcmc: {e:#}")))?;
+        let cfg = Cfg::of_variant(&loaded.program, &input.edits);
+        Ok(distance(&cfg, &seed_cfg, self.params.weights))
+    }
+}
+
+impl Named for AcceptanceFeedback {
+    fn name(&self) -> &Cow<'static, str> {
+        static NAME: Cow<'static, str> = Cow::Borrowed("mcmc_acceptance");
+        &NAME
+    }
+}
+
+impl<S: HasMetadata> StateInitializer<S> for AcceptanceFeedback {
+    fn init_state(&mut self, state: &mut S) -> Result<(), Error> {
+        state.metadata_or_insert_with(McmcChains::default);
+        Ok(())
+    }
+}
+
+impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for AcceptanceFeedback {
+    /// Reads the [`Novelty`] that `NoveltyFeedback` measured on this execution just before.
+    fn is_interesting(
+        &mut self,
+        state: &mut S,
+        _mgr: &mut EM,
+        input: &Variant,
+        _observers: &OT,
+        _exit: &ExitKind,
+    ) -> Result<bool, Error> {
+        let Some(pending) = state.remove_metadata::<PendingProposal>() else {
+            return Ok(false);
+        };
+        let name = input.name();
+        if pending.name != name {
+            log::debug!("mcmc: {name} is not the pending proposal {}", pending.name);
+            return Ok(false);
+        }
+        let Some(chain) = state
+            .metadata_or_insert_with(McmcChains::default)
+            .chains
+            .get(&input.seed)
+            .cloned()
+        else {
+            log::debug!("mcmc: no chain for seed {}", input.seed);
+            return Ok(false);
+        };
+        let proposed_distance = self.distance_of(input)?;
+        let novelty = state.metadata::<Novelty>().copied().unwrap_or_default();
+        let energy = proposed_distance
+            + self.guidance.coverage * novelty.new_coverage as f64
+            + self.guidance.counters * novelty.new_counters as f64;
+        let accepted = accepts(
+            chain.energy,
+            energy,
+            pending.log_q_ratio,
+            self.params.sigma,
+            state.rand_mut(),
+        );
+        let chains = state.metadata_or_insert_with(McmcChains::default);
+        chains.proposals += 1;
+        chains.accepted += u64::from(accepted);
+        let entry = chains.chains.get_mut(&input.seed).expect("the chain exists");
+        entry.proposals += 1;
+        let (length, distance_now) = if accepted {
+            (entry.accepted + 1, proposed_distance)
+        } else {
+            (entry.accepted, entry.distance)
+        };
+        chains.by_length.record(length, distance_now);
+        if let Some(log) = &mut self.log {
+            writeln!(
+                log,
+                "{:.1},{},{},{:?},{},{},{},{:.6},{:.6},{},{},{:.4}",
+                self.started.elapsed().as_secs_f64(),
+                input.seed,
+                name,
+                pending.family,
+                u8::from(accepted),
+                entry.proposals,
+                length,
+                distance_now,
+                proposed_distance,
+                novelty.new_coverage,
+                novelty.new_counters,
+                pending.log_q_ratio
+            )?;
+            log.flush()?;
+        }
+        if !accepted {
+            return Ok(false);
+        }
+        if let Some(&known) = chains.states.get(&name) {
+            chains.move_chain(&input.seed, known, &name, energy, proposed_distance);
+            return Ok(false);
+        }
+        state.add_metadata(LastAcceptance {
+            name,
+            energy,
+            distance: proposed_distance,
+        });
+        Ok(true)
+    }
+}

@@ -1,0 +1,27 @@
+//! The campaign's MCMC: one Metropolis–Hastings chain per seed, as LibAFL pieces.
+//!
+//! - [`ChainMutator`] proposes Q* from the chain's state Q with Athena, Hermes or Orion and
+//!   leaves the proposal's ln q(Q|Q*)/q(Q*|Q) in the state ([`PendingProposal`]).
+//! - [`AcceptanceFeedback`] judges the proposal after it was compiled and run (so every proposal
+//!   is tested for mismatches): energy E = Athena's Δ(Q*; seed) + w_c·(compiler-coverage entries
+//!   it set first) + w_o·(optimization counters it set first), accepted with the Metropolis–
+//!   Hastings probability. Zero weights are Athena as published. An accepted proposal is
+//!   corpus-worthy.
+//! - [`McmcScheduler`] hands out the current state of the active chain, moves a chain to a newly
+//!   added accepted proposal, starts a chain for every seed and turns to the next seed after a
+//!   number of proposals.
+//!
+//! Chains and their statistics are state metadata ([`McmcChains`]); every decision is appended
+//! to `OUT/mcmc/client-N.csv`.
+
+pub(crate) mod acceptance;
+mod chains;
+mod mutator;
+mod options;
+mod scheduler;
+
+pub use acceptance::AcceptanceFeedback;
+pub use chains::{restore_chains, save_chains, Chain, DistanceByLength, McmcChains};
+pub use mutator::{ChainMutator, PendingProposal};
+pub use options::{Family, Guidance, McmcOptions};
+pub use scheduler::McmcScheduler;

@@ -1,0 +1,44 @@
+//! What a campaign's MCMC is configured with: the proposing families, the weights of the
+//! compilers' feedback in the energy, and Athena's parameters.
+
+use ccfuzz_mutators::athena::AthenaParams;
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+
+/// The mutator families that propose moves of the chains.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+pub enum Family {
+    Athena,
+    Hermes,
+    Orion,
+}
+
+/// Weights of the compilers' feedback in the energy.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Guidance {
+    /// Per compiler-coverage entry (AFL edge or gcov line) a proposal covered first.
+    pub coverage: f64,
+    /// Per optimization counter a proposal set first.
+    pub counters: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct McmcOptions {
+    pub athena: AthenaParams,
+    pub guidance: Guidance,
+    /// Proposals made on a seed's chain before turning to the next seed.
+    pub proposals_per_turn: u64,
+    /// Families drawn uniformly for each proposal.
+    pub families: Vec<Family>,
+}
+
+impl Default for McmcOptions {
+    fn default() -> Self {
+        McmcOptions {
+            athena: AthenaParams::default(),
+            guidance: Guidance::default(),
+            proposals_per_turn: 50,
+            families: vec![Family::Athena, Family::Hermes],
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! [`McmcScheduler`]: hands out the current state of the active chain, moves a chain to a
+//! newly added accepted proposal, starts a chain for every seed and turns to the next seed
+//! after a number of proposals.
+
+use crate::mcmc::acceptance::LastAcceptance;
+use crate::mcmc::{Chain, McmcChains};
+use ccfuzz_mutators::input::Variant;
+use libafl::corpus::{Corpus, CorpusId};
+use libafl::schedulers::{RemovableScheduler, Scheduler};
+use libafl::state::HasCorpus;
+use libafl::{Error, HasMetadata};
+
+/// Schedules the current states of the chains, one seed's chain at a time.
+#[derive(Debug)]
+pub struct McmcScheduler {
+    proposals_per_turn: u64,
+}
+
+impl McmcScheduler {
+    pub fn new(proposals_per_turn: u64) -> Self {
+        McmcScheduler {
+            proposals_per_turn: proposals_per_turn.max(1),
+        }
+    }
+}
+
+impl<I, S> RemovableScheduler<I, S> for McmcScheduler {}
+
+impl<S> Scheduler<Variant, S> for McmcScheduler
+where
+    S: HasCorpus<Variant> + HasMetadata,
+{
+    fn on_add(&mut self, state: &mut S, id: CorpusId) -> Result<(), Error> {
+        let current = *state.corpus().current();
+        state.corpus().get(id)?.borrow_mut().set_parent_id_optional(current);
+        // The on-disk corpus keeps inputs on disk only.
+        let input = state.corpus().cloned_input_for_id(id)?;
+        let name = input.name();
+        let acceptance = state
+            .metadata_map()
+            .get::<LastAcceptance>()
+            .filter(|a| a.name == name)
+            .map(|a| (a.energy, a.distance));
+        let chains = state.metadata_or_insert_with(McmcChains::default);
+        if let Some((energy, distance)) = acceptance {
+            chains.move_chain(&input.seed, id, &name, energy, distance);
+            chains.states.insert(name, id);
+            state.remove_metadata::<LastAcceptance>();
+        } else if input.edits.is_empty() && !chains.chains.contains_key(&input.seed) {
+            chains.order.push(input.seed.clone());
+            chains.chains.insert(
+                input.seed.clone(),
+                Chain {
+                    current: id,
+                    current_name: name.clone(),
+                    energy: 0.0,
+                    distance: 0.0,
+                    proposals: 0,
+                    accepted: 0,
+                },
+            );
+            chains.states.insert(name, id);
+        }
+        Ok(())
+    }
+
+    fn next(&mut self, state: &mut S) -> Result<CorpusId, Error> {
+        let chains = state.metadata_or_insert_with(McmcChains::default);
+        let id = if chains.order.is_empty() {
+            None
+        } else {
+            if chains.turn_proposals >= self.proposals_per_turn {
+                chains.turn_proposals = 0;
+                chains.active = (chains.active + 1) % chains.order.len();
+            }
+            chains.turn_proposals += 1;
+            let seed = &chains.order[chains.active % chains.order.len()];
+            Some(chains.chains[seed].current)
+        };
+        let id = match id.or_else(|| state.corpus().first()) {
+            Some(id) => id,
+            None => return Err(Error::empty("the corpus is empty")),
+        };
+        self.set_current_scheduled(state, Some(id))?;
+        Ok(id)
+    }
+
+    fn set_current_scheduled(&mut self, state: &mut S, next_id: Option<CorpusId>) -> Result<(), Error> {
+        *state.corpus_mut().current_mut() = next_id;
+        Ok(())
+    }
+}

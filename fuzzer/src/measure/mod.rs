@@ -1,0 +1,8 @@
+//! Measuring the fuzzer: its own costs ([`bench`]), A/B campaign studies ([`experiment`]),
+//! the Hermes coverage study ([`coverage_study`]), charts ([`plot`]) and statistics ([`stats`]).
+
+pub mod bench;
+pub mod coverage_study;
+pub mod experiment;
+pub mod plot;
+pub mod stats;

@@ -1,0 +1,41 @@
+//! A directory of C files profiled into the seed store, each rejection reported on one line.
+
+use crate::config::Config;
+use crate::seeds::SeedMaker;
+use anyhow::{Context, Result};
+use ccfuzz_mutators::seed::SeedStore;
+use std::path::{Path, PathBuf};
+
+/// Profiles every `.c` file of `dir` into the store, reporting rejections one line each.
+pub fn profile_directory(config: &Config, store: &SeedStore, dir: &Path, workdir: &Path) -> Result<(usize, usize)> {
+    let mut maker = SeedMaker::new(config.clone(), store.clone(), workdir.to_path_buf())?;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read seed directory {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    files.sort();
+    let (mut accepted, mut rejected) = (0, 0);
+    for file in files {
+        let source = match std::fs::read_to_string(&file) {
+            Ok(s) => s,
+            Err(e) => {
+                println!("seed {}: rejected: unreadable: {e}", file.display());
+                rejected += 1;
+                continue;
+            }
+        };
+        match maker.make(&source, &file.display().to_string())? {
+            Ok(id) => {
+                println!("seed {}: accepted as {id}", file.display());
+                accepted += 1;
+            }
+            Err(reason) => {
+                println!("seed {}: rejected: {reason}", file.display());
+                rejected += 1;
+            }
+        }
+    }
+    println!("seeds: {accepted} accepted, {rejected} rejected");
+    Ok((accepted, rejected))
+}

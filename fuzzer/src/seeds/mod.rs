@@ -1,0 +1,10 @@
+//! Seeds: normalized ([`normalize`]), profiled and vetted into the store ([`maker`]), from a
+//! directory ([`directory`]) or generated during a campaign by csmith or Orange ([`generator`]).
+
+pub mod directory;
+pub mod generator;
+pub mod maker;
+pub mod normalize;
+
+pub use directory::profile_directory;
+pub use maker::{parse_gcov, Rejection, SeedMaker, Vetted};
