@@ -2,7 +2,6 @@
 //! seed text, nesting, whether the profile saw them run) and the variables in scope at each.
 
 use crate::ctype::{CType, IntKind, IntSpecifiers};
-use crate::seed::Seed;
 use lang_c::ast::{
     ArraySize, BlockItem, Constant, DeclarationSpecifier, Declarator, DeclaratorKind, DerivedDeclarator, Expression,
     ExternalDeclaration, ForInitializer, Label, PointerQualifier, SpecifierQualifier, Statement as AstStatement,
@@ -156,16 +155,6 @@ pub struct Program {
 }
 
 impl Program {
-    /// Parses a stored seed, whose `#include` block stands for the expanded `headers`.
-    pub fn parse(seed: &Seed, headers: &str) -> Result<Program, ParseError> {
-        Self::parse_parts(
-            &seed.text,
-            headers,
-            seed.profile.include_block_len,
-            &seed.profile.line_counts,
-        )
-    }
-
     /// Parses `text`, whose first `include_block_len` bytes are `#include` lines that expand to
     /// `headers`; `line_counts` are gcov's counts for the lines of `text`.
     pub fn parse_parts(

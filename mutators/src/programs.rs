@@ -53,7 +53,9 @@ impl Programs {
         }
         let seed = self.store.load(id)?;
         let headers = self.store.headers(&seed.profile.headers)?;
-        let program = Program::parse(&seed, &headers).with_context(|| format!("stored seed {id} does not parse"))?;
+        let program = seed
+            .parse(&headers)
+            .with_context(|| format!("stored seed {id} does not parse"))?;
         let valuation = self.store.valuation(id)?.unwrap_or_default();
         let loaded = Arc::new(LoadedSeed {
             seed,

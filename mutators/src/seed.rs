@@ -1,6 +1,7 @@
 //! The content-addressed seed store: each accepted seed's text, profile and reference output,
 //! written once and read by every core.
 
+use crate::model::{ParseError, Program};
 use crate::valuation::Valuation;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -57,6 +58,16 @@ pub struct Seed {
 }
 
 impl Seed {
+    /// Parses the seed, whose `#include` block stands for the expanded `headers`.
+    pub fn parse(&self, headers: &str) -> Result<Program, ParseError> {
+        Program::parse_parts(
+            &self.text,
+            headers,
+            self.profile.include_block_len,
+            &self.profile.line_counts,
+        )
+    }
+
     pub fn new(text: String, profile: SeedProfile, expected_output: Vec<u8>) -> Self {
         Seed {
             id: SeedId::of_text(&text),

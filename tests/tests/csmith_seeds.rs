@@ -3,8 +3,9 @@
 
 mod common;
 
-use ccfuzz::exec::compile::{compile, compile_and_run, run_binary};
 use ccfuzz::config::CompilerConfig;
+use ccfuzz::exec::compile::{compile, compile_and_run, run_binary};
+use ccfuzz::exec::instrument::Additions;
 use ccfuzz::exec::runner::{run, Exit, Limits};
 use ccfuzz::seeds::parse_gcov;
 use ccfuzz_mutators::athena::{AthenaChain, AthenaParams};
@@ -83,6 +84,7 @@ fn outputs(text: &str, dir: &Path) -> Vec<(String, ConfigOutcome)> {
                 &config,
                 &source,
                 &dir.join("prog"),
+                &Additions::default(),
                 Duration::from_secs(120),
                 Duration::from_secs(20),
             )
@@ -177,6 +179,7 @@ fn seeds_keep_their_meaning_and_re_emit_exactly() {
             &config,
             &source,
             &dir.join("orig"),
+            &Additions::default(),
             Duration::from_secs(120),
             Duration::from_secs(20),
         )
@@ -270,7 +273,14 @@ fn hermes_variants_print_their_seeds_output_and_are_ub_free() {
             }
             let source = dir.join("program.c");
             let binary = dir.join("sanitized");
-            let (failure, _) = compile(&sanitized, &source, &binary, &[], Duration::from_secs(120)).unwrap();
+            let (failure, _) = compile(
+                &sanitized,
+                &source,
+                &binary,
+                &Additions::default(),
+                Duration::from_secs(120),
+            )
+            .unwrap();
             if let Some(failure) = failure {
                 problems.push(format!(
                     "Hermes variant {n} of seed {id} does not compile with sanitizers: {failure:?}"
@@ -386,7 +396,7 @@ fn line_counts(text: &str, dir: &Path) -> std::collections::BTreeMap<u32, u64> {
         &CompilerConfig::new("gcc -O0"),
         &source,
         &binary,
-        &["--coverage"],
+        &Additions::flags(&["--coverage"]),
         Duration::from_secs(120),
     )
     .unwrap();

@@ -5,8 +5,8 @@
 
 mod common;
 
-use ccfuzz::exec::compile::compile_with;
 use ccfuzz::config::CompilerConfig;
+use ccfuzz::exec::compile::compile;
 use ccfuzz::exec::instrument::Additions;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_observers::counters::{CounterSource, Counters};
@@ -57,7 +57,7 @@ fn csmith_program(dir: &Path, seed: u64) -> PathBuf {
 /// Compiles `source` in its directory; asserts that it compiled.
 fn compile_ok(config: &CompilerConfig, source: &Path, additions: &Additions) {
     let binary = source.with_extension("bin");
-    let (failure, _) = compile_with(config, source, &binary, additions, TIMEOUT).unwrap();
+    let (failure, _) = compile(config, source, &binary, additions, TIMEOUT).unwrap();
     assert!(failure.is_none(), "{} failed: {failure:?}", config.name());
     std::fs::remove_file(binary).unwrap();
 }

@@ -15,8 +15,9 @@
 
 mod common;
 
-use ccfuzz::exec::compile::{compile, compile_and_run};
 use ccfuzz::config::CompilerConfig;
+use ccfuzz::exec::compile::{compile, compile_and_run};
+use ccfuzz::exec::instrument::Additions;
 use ccfuzz::exec::runner::{run, Exit, Limits};
 use ccfuzz_observers::ConfigOutcome;
 use ccfuzz_orange::{generate, GenOptions, Policies};
@@ -82,7 +83,15 @@ impl Progress {
 fn sanitized_run(source: &Path, dir: &Path, expected: &str) -> Result<(), String> {
     let binary = dir.join("sanitized");
     let config = CompilerConfig::new(CLANG_SANITIZED);
-    if let (Some(failure), _) = compile(&config, source, &binary, &[], Duration::from_secs(300)).unwrap() {
+    if let (Some(failure), _) = compile(
+        &config,
+        source,
+        &binary,
+        &Additions::default(),
+        Duration::from_secs(300),
+    )
+    .unwrap()
+    {
         return Err(format!("{CLANG_SANITIZED} does not compile it: {failure:?}"));
     }
     // AddressSanitizer needs no memory limit.
@@ -106,6 +115,7 @@ fn check_program(n: usize, source: &Path, expected: &str, dir: &Path, keep: &Pat
                 &CompilerConfig::new(configuration),
                 source,
                 &dir.join("orange"),
+                &Additions::default(),
                 Duration::from_secs(300),
                 Duration::from_secs(60),
             )

@@ -7,10 +7,11 @@
 
 mod common;
 
-use ccfuzz::seeds::generator::store_orange_program;
-use ccfuzz::exec::compile::compile_and_run;
 use ccfuzz::config::{CompilerConfig, Config};
+use ccfuzz::exec::compile::compile_and_run;
+use ccfuzz::exec::instrument::Additions;
 use ccfuzz::judge::objective::{finding_for, save_finding, FindingKind};
+use ccfuzz::seeds::generator::store_orange_program;
 use ccfuzz::seeds::SeedMaker;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::seed::SeedStore;
@@ -63,6 +64,7 @@ fn orange_finding(out: &Path, config: &Config) -> (std::path::PathBuf, OrangePro
             &tested,
             &source,
             &out.join("tmp/variant"),
+            &Additions::default(),
             Duration::from_secs(60),
             Duration::from_secs(10),
         )

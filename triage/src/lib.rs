@@ -11,3 +11,4 @@ pub mod fingerprint;
 pub mod pipeline;
 pub mod reduce;
 pub mod report;
+pub mod verdict;

@@ -8,12 +8,12 @@ use crate::finding::{saved_findings, FindingKind, SavedFinding};
 use crate::fingerprint::{crash_markers, crash_signal, fingerprint};
 use crate::reduce::{line_count, reduce};
 use crate::report::{write_reports, Bug};
+use crate::verdict::{OrangeMinimization, Triaged, Verdict};
 use anyhow::{Context, Result};
 use ccfuzz_mutators::edit::apply_edits;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::SeedStore;
 use ccfuzz_orange::{minimize, Minimized, OrangeProgram};
-use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -28,62 +28,6 @@ pub struct Options {
     pub jobs: usize,
     /// Runs of the original variant; a symptom that shows in some but not all is flaky.
     pub runs: u32,
-}
-
-/// What triage concluded about one finding.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// Reproduced on every run, minimized and fingerprinted.
-    Reduced,
-    /// The symptom showed on `shown` of `runs` runs: not reduced.
-    Flaky { shown: u32, runs: u32 },
-    /// The symptom shows, but the UB guard rejects the program: not a compiler bug.
-    RejectedByGuard,
-    /// The symptom does not show any more.
-    NotReproduced,
-}
-
-/// The result of triaging one finding (`result.json` in its work directory).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Triaged {
-    pub finding: String,
-    pub kind: FindingKind,
-    pub configuration: String,
-    pub verdict: Verdict,
-    pub check: Check,
-    /// Edits of the finding, and of the minimized edit list.
-    pub edits_before: usize,
-    pub edits_after: usize,
-    /// Non-blank lines of the variant, and of the reduced program.
-    pub lines_before: usize,
-    pub lines_after: usize,
-    pub fingerprint: Option<String>,
-    /// Why the UB guard rejected the program, for `RejectedByGuard`.
-    #[serde(default)]
-    pub reason: Option<String>,
-    /// The program that shows the symptom: reduced for `Reduced` findings, as found otherwise.
-    pub test: PathBuf,
-    pub seconds: f64,
-    /// Orange's own minimization, for a finding that is an unedited Orange program.
-    #[serde(default)]
-    pub orange: Option<OrangeMinimization>,
-}
-
-/// What Orange's minimizer made of a finding's program, before text reduction.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct OrangeMinimization {
-    /// Non-blank lines, operators and assignments of something other than a constant, of the
-    /// program rendered again from its structure and of the minimized one.
-    pub lines_before: usize,
-    pub lines_after: usize,
-    pub operators_before: usize,
-    pub operators_after: usize,
-    pub expressions_before: usize,
-    pub expressions_after: usize,
-    /// Runs of the interestingness script.
-    pub tests: usize,
-    pub seconds: f64,
 }
 
 /// The interestingness check of a finding.

@@ -5,7 +5,7 @@
 
 use crate::check::{quote, Check, Symptom};
 use crate::finding::FindingKind;
-use crate::pipeline::{OrangeMinimization, Triaged, Verdict};
+use crate::verdict::{OrangeMinimization, Triaged, Verdict};
 use anyhow::{Context, Result};
 use ccfuzz_mutators::seed::content_hash;
 use serde::{Deserialize, Serialize};

@@ -115,3 +115,9 @@ fn broker_loop<MT: Monitor>(
     broker.loop_with_timeouts(Duration::from_secs(30), Some(Duration::from_millis(5)));
     Ok(())
 }
+
+/// A TCP port of this machine that nothing listens on now (for brokers of experiments,
+/// benchmarks and tests, which run beside a campaign on the default port).
+pub fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}

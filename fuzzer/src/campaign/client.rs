@@ -5,8 +5,7 @@ use crate::campaign::options::{CampaignOptions, CampaignState, SeedSource};
 use crate::campaign::progress::{report_chains, report_observed};
 use crate::campaign::report::write_client_report;
 use crate::campaign::resume::reload_corpus;
-use crate::exec::executor::{CompileRunExecutor, ObserverHandles};
-use crate::exec::instrument::Instruments;
+use crate::exec::executor::ExecutionObservers;
 use crate::judge::new_seed::{NewSeedFeedback, SeedsInCorpus};
 use crate::judge::objective::FindingsObjective;
 use crate::mcmc::{restore_chains, save_chains, AcceptanceFeedback, ChainMutator, McmcChains, McmcScheduler};
@@ -17,9 +16,7 @@ use anyhow::Result;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
-use ccfuzz_observers::counters::{counter_map, CounterNamesObserver};
 use ccfuzz_observers::novelty::NoveltyFeedback;
-use ccfuzz_observers::ExecutionObserver;
 use libafl::corpus::{Corpus, InMemoryOnDiskCorpus, OnDiskCorpus, Testcase};
 use libafl::events::{ClientDescription, EventRestarter, ProgressReporter, SendExiting};
 use libafl::executors::ExitKind;
@@ -109,12 +106,8 @@ where
     let _ = std::fs::remove_dir_all(&workdir);
     std::fs::create_dir_all(&workdir)?;
 
-    let execution = ExecutionObserver::new("execution");
-    let handle = execution.handle();
-    let (instruments, coverage) = Instruments::new(&options.config).map_err(anyhow_to_libafl)?;
-    let counters = counter_map();
-    let counter_names = CounterNamesObserver::new("counter_names");
-    let handles = ObserverHandles::new(&execution, &coverage, &counters, &counter_names);
+    let observers = ExecutionObservers::new(&options.config).map_err(anyhow_to_libafl)?;
+    let (coverage, counters) = (&observers.coverage, &observers.counters);
     // Map name and statistic name of what the corpus covers inside the compilers.
     let configurations = &options.config.configurations;
     let mut observed_maps = Vec::new();
@@ -134,14 +127,14 @@ where
     // keep a variant. Novelty is measured first (the acceptance reads it), the map feedbacks
     // then record the execution.
     let mut feedback = feedback_or!(
-        NoveltyFeedback::new(&coverage, &counters, &counter_names),
+        NoveltyFeedback::new(coverage, counters, &observers.counter_names),
         acceptance,
-        MaxMapFeedback::new(&coverage),
-        MaxMapFeedback::new(&counters),
+        MaxMapFeedback::new(coverage),
+        MaxMapFeedback::new(counters),
         NewSeedFeedback
     );
     let mut objective = FindingsObjective::new(
-        handle.clone(),
+        observers.execution.handle(),
         programs.clone(),
         options.config.clone(),
         options.out.join("findings"),
@@ -180,14 +173,7 @@ where
         }
     }
     let mut fuzzer = StdFuzzer::new(scheduler, feedback, objective);
-    let mut executor = CompileRunExecutor::new(
-        tuple_list!(execution, coverage, counters, counter_names),
-        handles,
-        instruments,
-        programs.clone(),
-        options.config.clone(),
-        workdir.clone(),
-    );
+    let mut executor = observers.into_executor(programs.clone(), options.config.clone(), workdir.clone());
 
     // This client's share of stored seeds that the corpus lacks (directory seeds, or seeds
     // profiled before a kill).

@@ -1,23 +1,20 @@
 //! `ccfuzz replay`: saved variants executed again through the campaign's executor and objective.
 
 use crate::config::Config;
-use crate::exec::executor::{CompileRunExecutor, ObserverHandles};
-use crate::exec::instrument::Instruments;
+use crate::exec::executor::ExecutionObservers;
 use crate::judge::new_seed::NewSeedFeedback;
 use crate::judge::objective::FindingsObjective;
 use anyhow::Result;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::SeedStore;
-use ccfuzz_observers::counters::{counter_map, CounterNamesObserver};
-use ccfuzz_observers::ExecutionObserver;
 use libafl::fuzzer::{Evaluator, StdFuzzer};
 use libafl::inputs::Input;
 use libafl::schedulers::QueueScheduler;
 use libafl::state::StdState;
 use libafl_bolts::current_nanos;
 use libafl_bolts::rands::StdRand;
-use libafl_bolts::tuples::{tuple_list, Handled};
+use libafl_bolts::tuples::Handled;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -31,12 +28,8 @@ pub fn replay(out: &Path, config: &Config, files: &[PathBuf]) -> Result<()> {
 
     let store = SeedStore::open(out.join("seeds"))?;
     let programs = Arc::new(Programs::new(store, 16));
-    let execution = ExecutionObserver::new("execution");
-    let handle = execution.handle();
-    let (instruments, coverage) = Instruments::new(config)?;
-    let counters = counter_map();
-    let counter_names = CounterNamesObserver::new("counter_names");
-    let handles = ObserverHandles::new(&execution, &coverage, &counters, &counter_names);
+    let observers = ExecutionObservers::new(config)?;
+    let handle = observers.execution.handle();
     let mut feedback = NewSeedFeedback;
     let mut objective = FindingsObjective::new(handle.clone(), programs.clone(), config.clone(), out.join("findings"));
     let mut state: StdState<InMemoryCorpus<Variant>, Variant, StdRand, InMemoryCorpus<Variant>> = StdState::new(
@@ -48,14 +41,7 @@ pub fn replay(out: &Path, config: &Config, files: &[PathBuf]) -> Result<()> {
     )?;
     let mut fuzzer = StdFuzzer::new(QueueScheduler::new(), feedback, objective);
     let workdir = out.join("tmp").join(format!("replay-{}", std::process::id()));
-    let mut executor = CompileRunExecutor::new(
-        tuple_list!(execution, coverage, counters, counter_names),
-        handles,
-        instruments,
-        programs,
-        config.clone(),
-        workdir.clone(),
-    );
+    let mut executor = observers.into_executor(programs, config.clone(), workdir.clone());
     let mut mgr = SimpleEventManager::new(NopMonitor::new());
     for file in files {
         let variant =

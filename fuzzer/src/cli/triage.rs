@@ -5,9 +5,10 @@ use crate::cli::load_config;
 use crate::config::Config;
 use anyhow::{bail, Result};
 use ccfuzz_triage::check::Guard;
-use ccfuzz_triage::pipeline::{triage_campaign, Options, Verdict};
+use ccfuzz_triage::pipeline::{triage_campaign, Options};
 use ccfuzz_triage::reduce::available_reducer;
 use ccfuzz_triage::report::table;
+use ccfuzz_triage::verdict::Verdict;
 use clap::Args;
 use std::path::{Path, PathBuf};
 

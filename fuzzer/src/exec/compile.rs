@@ -36,24 +36,10 @@ pub fn crash_message(stderr: &str) -> Option<String> {
     None
 }
 
-/// Compiles `source` into `binary` in the same directory. `None` means it compiled; otherwise
-/// the outcome says how the compiler failed.
+/// Compiles `source` into `binary` in the same directory, with `additions` (flags and
+/// environment: what profiling or the observers need from the compiler). `None` means it
+/// compiled; otherwise the outcome says how the compiler failed.
 pub fn compile(
-    config: &CompilerConfig,
-    source: &Path,
-    binary: &Path,
-    extra: &[&str],
-    timeout: Duration,
-) -> Result<(Option<ConfigOutcome>, Duration)> {
-    let additions = Additions {
-        args: extra.iter().map(|s| s.to_string()).collect(),
-        env: Vec::new(),
-    };
-    compile_with(config, source, binary, &additions, timeout)
-}
-
-/// [`compile`] with flags and environment added (what the observers need from the compiler).
-pub fn compile_with(
     config: &CompilerConfig,
     source: &Path,
     binary: &Path,
@@ -108,26 +94,9 @@ pub fn run_binary(binary: &Path, timeout: Duration) -> Result<RunResult> {
     })
 }
 
-/// Compiles and, when that succeeds, runs: the whole outcome of one configuration.
+/// Compiles (with `additions`) and, when that succeeds, runs: the whole outcome of one
+/// configuration.
 pub fn compile_and_run(
-    config: &CompilerConfig,
-    source: &Path,
-    binary: &Path,
-    compile_timeout: Duration,
-    run_timeout: Duration,
-) -> Result<(ConfigOutcome, Duration)> {
-    compile_and_run_with(
-        config,
-        source,
-        binary,
-        &Additions::default(),
-        compile_timeout,
-        run_timeout,
-    )
-}
-
-/// [`compile_and_run`] with flags and environment added to the compilation.
-pub fn compile_and_run_with(
     config: &CompilerConfig,
     source: &Path,
     binary: &Path,
@@ -135,7 +104,7 @@ pub fn compile_and_run_with(
     compile_timeout: Duration,
     run_timeout: Duration,
 ) -> Result<(ConfigOutcome, Duration)> {
-    let (failure, compile_time) = compile_with(config, source, binary, additions, compile_timeout)?;
+    let (failure, compile_time) = compile(config, source, binary, additions, compile_timeout)?;
     let outcome = match failure {
         None => ConfigOutcome::Ran {
             run: run_binary(binary, run_timeout)?,

@@ -5,18 +5,18 @@
 //! never errors of the fuzzer.
 
 use crate::config::Config;
-use crate::exec::compile::compile_and_run_with;
+use crate::exec::compile::compile_and_run;
 use crate::exec::instrument::Instruments;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
-use ccfuzz_observers::counters::{fill_map, CounterMapObserver, CounterNamesObserver, Counters};
+use ccfuzz_observers::counters::{counter_map, fill_map, CounterMapObserver, CounterNamesObserver, Counters};
 use ccfuzz_observers::coverage::CoverageObserver;
 use ccfuzz_observers::gcov::GcovCoverage;
 use ccfuzz_observers::{ConfigOutcome, ExecutionObserver};
 use libafl::executors::{Executor, ExitKind, HasObservers};
 use libafl::state::HasExecutions;
 use libafl::Error;
-use libafl_bolts::tuples::{Handle, Handled, MatchNameRef, RefIndexable};
+use libafl_bolts::tuples::{tuple_list, tuple_list_type, Handle, Handled, MatchNameRef, RefIndexable};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -29,18 +29,57 @@ pub struct ObserverHandles {
     pub counter_names: Handle<CounterNamesObserver>,
 }
 
-impl ObserverHandles {
-    pub fn new(
-        execution: &ExecutionObserver,
-        coverage: &CoverageObserver,
-        counters: &CounterMapObserver,
-        counter_names: &CounterNamesObserver,
-    ) -> Self {
-        ObserverHandles {
-            execution: execution.handle(),
-            coverage: coverage.handle(),
-            counters: counters.handle(),
-            counter_names: counter_names.handle(),
+/// The observers of an execution as a campaign or a replay sets them up for a configuration.
+/// Feedbacks are built on references to them first; then the executor takes them all.
+pub struct ExecutionObservers {
+    pub execution: ExecutionObserver,
+    pub coverage: CoverageObserver,
+    pub counters: CounterMapObserver,
+    pub counter_names: CounterNamesObserver,
+    instruments: Instruments,
+}
+
+/// The executor's observer tuple.
+pub type ObserverTuple = tuple_list_type!(
+    ExecutionObserver,
+    CoverageObserver,
+    CounterMapObserver,
+    CounterNamesObserver
+);
+
+impl ExecutionObservers {
+    pub fn new(config: &Config) -> anyhow::Result<Self> {
+        let (instruments, coverage) = Instruments::new(config)?;
+        Ok(ExecutionObservers {
+            execution: ExecutionObserver::new("execution"),
+            coverage,
+            counters: counter_map(),
+            counter_names: CounterNamesObserver::new("counter_names"),
+            instruments,
+        })
+    }
+
+    /// The executor that compiles with `config`'s configurations and fills these observers.
+    pub fn into_executor(
+        self,
+        programs: Arc<Programs>,
+        config: Config,
+        workdir: PathBuf,
+    ) -> CompileRunExecutor<ObserverTuple> {
+        let handles = ObserverHandles {
+            execution: self.execution.handle(),
+            coverage: self.coverage.handle(),
+            counters: self.counters.handle(),
+            counter_names: self.counter_names.handle(),
+        };
+        CompileRunExecutor {
+            observers: tuple_list!(self.execution, self.coverage, self.counters, self.counter_names),
+            handles,
+            instruments: self.instruments,
+            counter_totals: Counters::new(),
+            programs,
+            config,
+            workdir,
         }
     }
 }
@@ -65,25 +104,6 @@ struct Reports {
 }
 
 impl<OT> CompileRunExecutor<OT> {
-    pub fn new(
-        observers: OT,
-        handles: ObserverHandles,
-        instruments: Instruments,
-        programs: Arc<Programs>,
-        config: Config,
-        workdir: PathBuf,
-    ) -> Self {
-        CompileRunExecutor {
-            observers,
-            handles,
-            instruments,
-            counter_totals: Counters::new(),
-            programs,
-            config,
-            workdir,
-        }
-    }
-
     /// Compiles and runs one variant with every configuration.
     fn execute(&self, input: &Variant, reports: &mut Reports) -> anyhow::Result<()> {
         let text = self.programs.materialize(input)?;
@@ -93,7 +113,7 @@ impl<OT> CompileRunExecutor<OT> {
         std::fs::write(&source, text)?;
         for (index, config) in self.config.configurations.iter().enumerate() {
             let binary = dir.path().join(format!("prog{index}"));
-            let (outcome, compile_time) = compile_and_run_with(
+            let (outcome, compile_time) = compile_and_run(
                 config,
                 &source,
                 &binary,

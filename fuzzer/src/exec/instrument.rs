@@ -17,8 +17,18 @@ pub struct Additions {
     pub env: Vec<(String, String)>,
 }
 
+impl Additions {
+    /// Flags alone.
+    pub fn flags(flags: &[&str]) -> Self {
+        Additions {
+            args: flags.iter().map(|f| f.to_string()).collect(),
+            env: Vec::new(),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
-struct Observed {
+struct ConfigObservation {
     coverage: Option<Coverage>,
     counters: Option<CounterSource>,
 }
@@ -27,7 +37,7 @@ struct Observed {
 pub struct Instruments {
     /// Keeps the shared-memory segment alive as long as the executor and its observer.
     afl: Option<AflMap>,
-    observed: Vec<Observed>,
+    observed: Vec<ConfigObservation>,
 }
 
 impl Instruments {
@@ -57,7 +67,7 @@ impl Instruments {
             if let Some(source) = counters {
                 log::info!("{}: optimization counters from {source:?}", configuration.name());
             }
-            observed.push(Observed {
+            observed.push(ConfigObservation {
                 coverage: configuration.observe.coverage,
                 counters,
             });

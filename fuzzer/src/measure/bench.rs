@@ -6,7 +6,7 @@
 
 use crate::campaign::ClientReport;
 use crate::config::{CompilerConfig, Config};
-use crate::exec::compile::compile_with;
+use crate::exec::compile::compile;
 use crate::exec::instrument::Additions;
 use crate::exec::runner::cpu_seconds;
 use crate::seeds::SeedMaker;
@@ -61,10 +61,6 @@ fn median(values: &mut [Duration]) -> Duration {
 
 fn children_cpu() -> Result<f64> {
     Ok(cpu_seconds(UsageWho::RUSAGE_CHILDREN)?)
-}
-
-fn free_port() -> Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
 /// Median wall times of making one Orion variant, one Hermes variant and one Athena chain step,
@@ -161,7 +157,7 @@ fn variant_time(options: &BenchOptions) -> Result<()> {
 }
 
 /// One way of compiling in the overhead table, and what it reads after each compilation.
-struct Observed<'a> {
+struct OverheadCase<'a> {
     label: String,
     config: CompilerConfig,
     additions: &'a dyn Fn(&Path) -> Additions,
@@ -171,14 +167,14 @@ struct Observed<'a> {
 
 /// CPU seconds of the compiler and wall (or CPU) seconds of reading its report, for one
 /// compilation of `program`, and the figure the report gave.
-fn observed_once(observed: &Observed, program: &Path) -> Result<(Duration, Duration, String)> {
+fn observed_once(observed: &OverheadCase, program: &Path) -> Result<(Duration, Duration, String)> {
     let dir = tempfile::Builder::new()
         .prefix("observe-")
         .tempdir_in(program.parent().unwrap_or(Path::new(".")))?;
     let source = dir.path().join("program.c");
     std::fs::copy(program, &source)?;
     let before = children_cpu()?;
-    let (failure, _) = compile_with(
+    let (failure, _) = compile(
         &observed.config,
         &source,
         &dir.path().join("program"),
@@ -199,7 +195,7 @@ fn observed_once(observed: &Observed, program: &Path) -> Result<(Duration, Durat
 /// For each row: the median compile and read seconds over `rounds` compilations of each
 /// program, summed over the programs, and the median figure. The rows take turns on each
 /// program so that a change in the machine's load hits them all alike.
-fn observed_costs(rows: &[&Observed], programs: &[PathBuf], rounds: usize) -> Result<Vec<(f64, f64, String)>> {
+fn observed_costs(rows: &[&OverheadCase], programs: &[PathBuf], rounds: usize) -> Result<Vec<(f64, f64, String)>> {
     let mut totals = vec![(0.0, 0.0, Vec::new()); rows.len()];
     for program in programs {
         let mut times = vec![(Vec::new(), Vec::new()); rows.len()];
@@ -258,7 +254,7 @@ fn observer_overheads(options: &BenchOptions) -> Result<()> {
             build.display()
         )))
     };
-    let mut rows: Vec<(Observed, Option<usize>)> = Vec::new();
+    let mut rows: Vec<(OverheadCase, Option<usize>)> = Vec::new();
 
     let afl_tcc = tcc("tcc-afl");
     let size = match &afl_tcc {
@@ -292,7 +288,7 @@ fn observer_overheads(options: &BenchOptions) -> Result<()> {
         [Ok(plain), Ok(afl), Ok(gcov)] => {
             let base = rows.len();
             rows.push((
-                Observed {
+                OverheadCase {
                     label: "tcc built by clang-14 (plain)".into(),
                     config: plain,
                     additions: &none,
@@ -301,7 +297,7 @@ fn observer_overheads(options: &BenchOptions) -> Result<()> {
                 None,
             ));
             rows.push((
-                Observed {
+                OverheadCase {
                     label: format!("tcc built by afl-clang-fast, {size}-entry map"),
                     config: afl,
                     additions: &afl_env,
@@ -310,7 +306,7 @@ fn observer_overheads(options: &BenchOptions) -> Result<()> {
                 Some(base),
             ));
             rows.push((
-                Observed {
+                OverheadCase {
                     label: "tcc built with --coverage -O0, + gcov".into(),
                     config: gcov,
                     additions: &gcov_env_of,
@@ -364,7 +360,7 @@ fn observer_overheads(options: &BenchOptions) -> Result<()> {
         let config = CompilerConfig::new(format!("{compiler} -O2 {include}"));
         let base = rows.len();
         rows.push((
-            Observed {
+            OverheadCase {
                 label: format!("{compiler} -O2"),
                 config: config.clone(),
                 additions: &none,
@@ -373,7 +369,7 @@ fn observer_overheads(options: &BenchOptions) -> Result<()> {
             None,
         ));
         rows.push((
-            Observed {
+            OverheadCase {
                 label: format!("{compiler} -O2 with {what}"),
                 config,
                 additions: with,
@@ -424,7 +420,7 @@ fn campaign(options: &BenchOptions, config_file: &Path, cores: &str) -> Result<f
         .arg(&out)
         .arg("--config")
         .arg(config_file)
-        .args(["--broker-port", &free_port()?.to_string()])
+        .args(["--broker-port", &crate::campaign::broker::free_port()?.to_string()])
         .stdout(std::process::Stdio::null())
         .status()
         .context("cannot start the campaign")?;
@@ -473,7 +469,7 @@ fn orange_speed(options: &BenchOptions) -> Result<()> {
     for program in compiled {
         let source = dir.join("orange.c");
         std::fs::write(&source, program.to_c())?;
-        compile_with(
+        compile(
             &config,
             &source,
             &dir.join("orange"),

@@ -91,7 +91,7 @@ pub struct Run {
 /// Runs one campaign of `setup` on `core` into `dir` and returns its clients' reports.
 pub fn run_once(plan: &RunPlan, setup: &Setup, core: usize, dir: &Path) -> Result<Run> {
     let _ = std::fs::remove_dir_all(dir);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let port = crate::campaign::broker::free_port()?;
     let log = std::fs::File::create(dir.with_extension("log"))?;
     let mut command = Command::new(&plan.binary);
     command

@@ -10,10 +10,10 @@ use ccfuzz_orange::{Change, GenOptions, OrangeGenerator, OrangeMutator, OrangePr
 use libafl::generators::Generator;
 use libafl::inputs::Input;
 use libafl::mutators::Mutator;
+use libafl::state::HasRand;
 use libafl::{Error, HasMetadata};
 use libafl_bolts::impl_serdeany;
 use libafl_bolts::rands::Rand;
-use libafl::state::HasRand;
 use serde::{Deserialize, Serialize};
 
 /// Where generated seed programs come from.

@@ -3,6 +3,7 @@
 
 use crate::config::Config;
 use crate::exec::compile::{compile, run_binary};
+use crate::exec::instrument::Additions;
 use crate::exec::runner::{run, Limits};
 use crate::seeds::normalize::{normalize, system_include_dirs};
 use anyhow::{bail, Context, Result};
@@ -170,7 +171,13 @@ impl SeedMaker {
         for check in &self.config.ub_check {
             let source = dir.path().join("seed.c");
             let binary = dir.path().join("check");
-            let (failure, _) = compile(check, &source, &binary, &[], self.profile_compile_timeout())?;
+            let (failure, _) = compile(
+                check,
+                &source,
+                &binary,
+                &Additions::default(),
+                self.profile_compile_timeout(),
+            )?;
             if let Some(failure) = failure {
                 return Ok(Err(Rejection::Compile(format!("{}: {failure:?}", check.name()))));
             }
@@ -208,7 +215,9 @@ impl SeedMaker {
         headers: &str,
         dir: &Path,
     ) -> Result<std::result::Result<Valuation, String>> {
-        let program = Program::parse(seed, headers).map_err(|e| anyhow::anyhow!("stored seed does not parse: {e}"))?;
+        let program = seed
+            .parse(headers)
+            .map_err(|e| anyhow::anyhow!("stored seed does not parse: {e}"))?;
         let mut rand = StdRand::with_seed(u64::from_str_radix(&seed.id.0[..16], 16).unwrap_or(0));
         let plan = ValuationPlan::sample(&program, self.config.p_profile, &mut rand);
         let source = dir.join("valuation.c");
@@ -219,7 +228,13 @@ impl SeedMaker {
         // reference and the UB-check compilers.
         let mut valuation = Valuation::default();
         for compiler in std::iter::once(&self.config.reference).chain(&self.config.ub_check) {
-            let (failure, _) = compile(compiler, &source, &binary, &[], self.profile_compile_timeout())?;
+            let (failure, _) = compile(
+                compiler,
+                &source,
+                &binary,
+                &Additions::default(),
+                self.profile_compile_timeout(),
+            )?;
             if let Some(failure) = failure {
                 return Ok(Err(format!("the instrumented seed does not compile: {failure:?}")));
             }
@@ -278,7 +293,7 @@ impl SeedMaker {
             &self.config.reference,
             &source,
             &binary,
-            &["--coverage"],
+            &Additions::flags(&["--coverage"]),
             self.profile_compile_timeout(),
         )?;
         if let Some(failure) = failure {

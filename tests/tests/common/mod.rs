@@ -46,11 +46,7 @@ pub fn write_config(dir: &Path, configurations: &[&str], compile_timeout: f64) -
 }
 
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    ccfuzz::campaign::broker::free_port().unwrap()
 }
 
 pub fn text(output: &Output) -> String {

@@ -1,0 +1,64 @@
+//! What triage concluded about a finding: its verdict and the figures of its minimization,
+//! as `result.json` in its work directory (shared by the pipeline that writes it and the
+//! reports that read it).
+
+use crate::check::Check;
+use crate::finding::FindingKind;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// What triage concluded about one finding.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Reproduced on every run, minimized and fingerprinted.
+    Reduced,
+    /// The symptom showed on `shown` of `runs` runs: not reduced.
+    Flaky { shown: u32, runs: u32 },
+    /// The symptom shows, but the UB guard rejects the program: not a compiler bug.
+    RejectedByGuard,
+    /// The symptom does not show any more.
+    NotReproduced,
+}
+
+/// The result of triaging one finding (`result.json` in its work directory).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Triaged {
+    pub finding: String,
+    pub kind: FindingKind,
+    pub configuration: String,
+    pub verdict: Verdict,
+    pub check: Check,
+    /// Edits of the finding, and of the minimized edit list.
+    pub edits_before: usize,
+    pub edits_after: usize,
+    /// Non-blank lines of the variant, and of the reduced program.
+    pub lines_before: usize,
+    pub lines_after: usize,
+    pub fingerprint: Option<String>,
+    /// Why the UB guard rejected the program, for `RejectedByGuard`.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The program that shows the symptom: reduced for `Reduced` findings, as found otherwise.
+    pub test: PathBuf,
+    pub seconds: f64,
+    /// Orange's own minimization, for a finding that is an unedited Orange program.
+    #[serde(default)]
+    pub orange: Option<OrangeMinimization>,
+}
+
+/// What Orange's minimizer made of a finding's program, before text reduction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OrangeMinimization {
+    /// Non-blank lines, operators and assignments of something other than a constant, of the
+    /// program rendered again from its structure and of the minimized one.
+    pub lines_before: usize,
+    pub lines_after: usize,
+    pub operators_before: usize,
+    pub operators_after: usize,
+    pub expressions_before: usize,
+    pub expressions_after: usize,
+    /// Runs of the interestingness script.
+    pub tests: usize,
+    pub seconds: f64,
+}
