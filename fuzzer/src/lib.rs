@@ -12,3 +12,4 @@ pub mod mcmc;
 pub mod measure;
 pub mod ops;
 pub mod seeds;
+pub mod sharing;

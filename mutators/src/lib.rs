@@ -17,5 +17,6 @@ pub mod orion;
 pub mod pool;
 pub mod programs;
 pub mod seed;
+pub mod seed_id;
 pub mod synthesis;
 pub mod valuation;

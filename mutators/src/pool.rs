@@ -5,7 +5,7 @@
 
 use crate::ctype::CType;
 use crate::model::{Program, Statement, StmtId, StmtKind, Variable};
-use crate::seed::SeedId;
+use crate::seed_id::SeedId;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
 

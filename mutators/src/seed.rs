@@ -2,36 +2,13 @@
 //! written once and read by every core.
 
 use crate::model::{ParseError, Program};
+pub use crate::seed_id::{content_hash, SeedId};
 use crate::valuation::Valuation;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
-
-/// The id of a seed: the first 16 bytes of the SHA-256 of its text, in hex.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct SeedId(pub String);
-
-impl SeedId {
-    pub fn of_text(text: &str) -> Self {
-        SeedId(content_hash(text.as_bytes()))
-    }
-}
-
-impl fmt::Display for SeedId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// Hex of the first 16 bytes of SHA-256.
-pub fn content_hash(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// What profiling learned about a seed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -78,7 +78,7 @@ where
         fuzzer.scheduler_mut().on_add(state, corpus_id)?;
     }
     // LibAFL's own announcement of a new entry does not carry the seed.
-    crate::campaign::sharing::announce(state, mgr, store, &variant, &*executor.observers(), ExitKind::Ok)
+    crate::sharing::announce(state, mgr, store, &variant, &*executor.observers(), ExitKind::Ok)
 }
 
 pub fn client<EM>(

@@ -52,7 +52,7 @@ where
 {
     fn try_receive(&mut self, state: &mut S) -> Result<Option<(EventWithStats<Variant>, bool)>, Error> {
         while let Some((mut event, with_observers)) = self.inner.try_receive(state)? {
-            if crate::campaign::sharing::receive(&self.store, &mut event) {
+            if crate::sharing::receive(&self.store, &mut event) {
                 return Ok(Some((event, with_observers)));
             }
         }

@@ -11,7 +11,6 @@ pub mod progress;
 pub mod replay;
 pub mod report;
 pub mod resume;
-pub mod sharing;
 pub mod summary;
 
 pub use launcher::run_campaign;

@@ -281,7 +281,7 @@ where
         }
         // A finding made here reaches the other cores and nodes; one received is not sent on.
         if new_finding && observer.observed_here {
-            crate::campaign::sharing::announce(state, manager, self.programs.store(), input, observers, *exit)?;
+            crate::sharing::announce(state, manager, self.programs.store(), input, observers, *exit)?;
         }
         Ok(new_finding)
     }
