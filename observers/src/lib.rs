@@ -81,6 +81,18 @@ pub enum ConfigOutcome {
     Hung,
 }
 
+impl ConfigOutcome {
+    /// A one-line description for rejections and reports.
+    pub fn describe(&self) -> String {
+        match self {
+            ConfigOutcome::Ran { run } => run.describe(),
+            ConfigOutcome::Rejected { message } => format!("rejected: {message}"),
+            ConfigOutcome::Crashed { message } => format!("crashed: {message}"),
+            ConfigOutcome::Hung => "did not finish within the compile timeout".into(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Outcome {
     pub config: String,

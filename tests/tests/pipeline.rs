@@ -64,8 +64,19 @@ fn bad_seeds_are_rejected_with_their_reason() {
         line("unsequenced.c").contains("rejected: prints something else under clang -O0"),
         "{log}"
     );
+    // Each undefined behaviour that both -O0 builds hide is rejected by a sanitizer, on one line.
+    for (file, reason) in [
+        ("overflow_at_o2.c", "has undefined behaviour (UBSan+ASan): "),
+        ("out_of_bounds.c", "has undefined behaviour (UBSan+ASan): "),
+        ("shift_width.c", "has undefined behaviour (UBSan+ASan): "),
+        ("uninitialized.c", "reads uninitialized memory (MSan): "),
+    ] {
+        assert!(line(file).contains(&format!("rejected: {reason}")), "{file}: {log}");
+    }
+    assert!(line("overflow_at_o2.c").contains("signed integer overflow"), "{log}");
+    assert!(line("shift_width.c").contains("shift exponent 32"), "{log}");
     assert!(line("good.c").contains("accepted as"), "{log}");
-    assert!(log.contains("seeds: 1 accepted, 3 rejected"), "{log}");
+    assert!(log.contains("seeds: 1 accepted, 7 rejected"), "{log}");
     assert_eq!(
         SeedStore::open(dir.path().join("store")).unwrap().ids().unwrap().len(),
         1

@@ -52,6 +52,7 @@ impl SeedsArgs {
                 }
             }
             println!("csmith seeds: {accepted} accepted, {rejected} rejected");
+            println!("seed making: {}", maker.timing.describe());
         }
         let _ = std::fs::remove_dir_all(&workdir);
         Ok(())

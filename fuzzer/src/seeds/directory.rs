@@ -37,5 +37,6 @@ pub fn profile_directory(config: &Config, store: &SeedStore, dir: &Path, workdir
         }
     }
     println!("seeds: {accepted} accepted, {rejected} rejected");
+    println!("seed making: {}", maker.timing.describe());
     Ok((accepted, rejected))
 }

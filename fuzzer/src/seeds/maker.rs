@@ -6,6 +6,7 @@ use crate::exec::compile::{compile, run_binary};
 use crate::exec::instrument::Additions;
 use crate::exec::runner::{run, Limits};
 use crate::seeds::normalize::{normalize, system_include_dirs};
+use crate::seeds::vetting::{sanitize, vetting_clang, SanitizerReport};
 use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::model::Program;
 use ccfuzz_mutators::seed::{Seed, SeedId, SeedProfile, SeedStore};
@@ -17,7 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Why a seed was not accepted.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +33,8 @@ pub enum Rejection {
         config: String,
         detail: String,
     },
+    /// A sanitizer reported undefined behaviour or an uninitialized read.
+    Sanitizer(SanitizerReport),
 }
 
 impl fmt::Display for Rejection {
@@ -47,6 +50,9 @@ impl fmt::Display for Rejection {
                     f,
                     "prints something else under {config} (undefined behaviour?): {detail}"
                 )
+            }
+            Rejection::Sanitizer(report) => {
+                write!(f, "{} ({}): {}", report.meaning, report.sanitizer, report.detail)
             }
         }
     }
@@ -87,13 +93,44 @@ pub struct SeedMaker {
     workdir: PathBuf,
     system_dirs: Vec<PathBuf>,
     headers: HashMap<String, String>,
+    /// The clang whose sanitizers vet every seed.
+    sanitizing_clang: Option<String>,
+    /// Time spent making seeds, and the part of it the sanitizers took.
+    pub timing: SeedTiming,
+}
+
+/// Where the time of seed making goes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SeedTiming {
+    pub seeds: u32,
+    pub total: Duration,
+    pub sanitizers: Duration,
+}
+
+impl SeedTiming {
+    /// One line for the `ccfuzz seeds` summary.
+    pub fn describe(&self) -> String {
+        let per_seed = |d: Duration| d.as_secs_f64() * 1000.0 / f64::from(self.seeds.max(1));
+        format!(
+            "{:.0} ms per candidate seed, {:.0} ms of it for sanitizer vetting ({:.0}%)",
+            per_seed(self.total),
+            per_seed(self.sanitizers),
+            100.0 * self.sanitizers.as_secs_f64() / self.total.as_secs_f64().max(1e-9)
+        )
+    }
 }
 
 impl SeedMaker {
     pub fn new(config: Config, store: SeedStore, workdir: PathBuf) -> Result<Self> {
         std::fs::create_dir_all(&workdir)?;
         let system_dirs = system_include_dirs(&config)?;
+        let sanitizing_clang = vetting_clang(&config);
+        if sanitizing_clang.is_none() {
+            log::warn!("no clang among the UB-check configurations: seeds are not vetted with sanitizers");
+        }
         Ok(SeedMaker {
+            sanitizing_clang,
+            timing: SeedTiming::default(),
             config,
             store,
             workdir,
@@ -132,6 +169,14 @@ impl SeedMaker {
 
     /// Normalizes, parses, profiles and vets a program; stores it when it is accepted.
     pub fn make(&mut self, source: &str, origin: &str) -> Result<Vetted<SeedId>> {
+        let started = Instant::now();
+        let made = self.make_untimed(source, origin);
+        self.timing.seeds += 1;
+        self.timing.total += started.elapsed();
+        made
+    }
+
+    fn make_untimed(&mut self, source: &str, origin: &str) -> Result<Vetted<SeedId>> {
         let dir = tempfile::Builder::new().prefix("seed-").tempdir_in(&self.workdir)?;
         let original = dir.path().join("original.c");
         std::fs::write(&original, source)?;
@@ -179,7 +224,11 @@ impl SeedMaker {
                 self.profile_compile_timeout(),
             )?;
             if let Some(failure) = failure {
-                return Ok(Err(Rejection::Compile(format!("{}: {failure:?}", check.name()))));
+                return Ok(Err(Rejection::Compile(format!(
+                    "{}: {}",
+                    check.name(),
+                    failure.describe()
+                ))));
             }
             let run = run_binary(&binary, self.config.seed_timeout())?;
             if !run.is_expected(*code, stdout) {
@@ -188,6 +237,22 @@ impl SeedMaker {
                     config: check.name().to_string(),
                     detail,
                 }));
+            }
+        }
+        if let Some(clang) = &self.sanitizing_clang {
+            let source = dir.path().join("seed.c");
+            let started = Instant::now();
+            let report = sanitize(
+                clang,
+                &source,
+                dir.path(),
+                &reference,
+                self.profile_compile_timeout(),
+                self.config.seed_timeout(),
+            )?;
+            self.timing.sanitizers += started.elapsed();
+            if let Some(report) = report {
+                return Ok(Err(Rejection::Sanitizer(report)));
             }
         }
         let headers_hash = self.store.put_headers(&headers)?;
@@ -236,7 +301,10 @@ impl SeedMaker {
                 self.profile_compile_timeout(),
             )?;
             if let Some(failure) = failure {
-                return Ok(Err(format!("the instrumented seed does not compile: {failure:?}")));
+                return Ok(Err(format!(
+                    "the instrumented seed does not compile: {}",
+                    failure.describe()
+                )));
             }
             let output = dir.join(OUTPUT_FILE);
             let _ = std::fs::remove_file(&output);
@@ -298,8 +366,9 @@ impl SeedMaker {
         )?;
         if let Some(failure) = failure {
             return Ok(Err(Rejection::Compile(format!(
-                "{}: {failure:?}",
-                self.config.reference.name()
+                "{}: {}",
+                self.config.reference.name(),
+                failure.describe()
             ))));
         }
         let result = run_binary(&binary, self.config.seed_timeout())?;

@@ -1,10 +1,12 @@
-//! Seeds: normalized ([`normalize`]), profiled and vetted into the store ([`maker`]), from a
+//! Seeds: normalized ([`normalize`]), profiled and vetted (with sanitizers, [`vetting`]) into
+//! the store ([`maker`]), from a
 //! directory ([`directory`]) or generated during a campaign by csmith or Orange ([`generator`]).
 
 pub mod directory;
 pub mod generator;
 pub mod maker;
 pub mod normalize;
+pub mod vetting;
 
 pub use directory::profile_directory;
 pub use maker::{parse_gcov, Rejection, SeedMaker, Vetted};

@@ -1,0 +1,161 @@
+//! Sanitizer vetting of a seed: undefined behaviour that the compilers may exploit differently
+//! at other optimization levels (signed overflow, out-of-bounds accesses, oversized shifts)
+//! and reads of uninitialized memory make every optimized configuration a false finding.
+//!
+//! Two clang builds at -O0 must run the seed cleanly and print the reference output:
+//! UBSan with ASan, and MSan. MSan, not the compilers' uninitialized-use warnings: clang's
+//! `-Wsometimes-uninitialized` and gcc's `-Wmaybe-uninitialized` see one function at a time
+//! and miss a value left uninitialized in a callee or in memory, which MSan reports when it
+//! is used; on csmith programs neither MSan nor the warnings flagged anything.
+
+use crate::config::installed::SANITIZER_FLAGS;
+use crate::config::{CompilerConfig, Config};
+use crate::exec::compile::compile;
+use crate::exec::instrument::Additions;
+use crate::exec::runner::{run, Exit, Limits};
+use anyhow::Result;
+use ccfuzz_observers::RunResult;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// One sanitized build of a seed.
+struct Sanitizer {
+    /// How a rejection names it.
+    name: &'static str,
+    /// What a report of it means.
+    meaning: &'static str,
+    flags: &'static [&'static str],
+}
+
+/// Eager checks (the default from clang 16 on) report an uninitialized value where it is passed
+/// or returned, not only where it decides a branch: a value printed through `printf` counts.
+const MSAN_FLAGS: [&str; 3] = [
+    "-fsanitize=memory",
+    "-fsanitize-memory-param-retval",
+    "-fno-sanitize-recover=all",
+];
+
+const SANITIZERS: [Sanitizer; 2] = [
+    Sanitizer {
+        name: "UBSan+ASan",
+        meaning: "has undefined behaviour",
+        flags: &SANITIZER_FLAGS,
+    },
+    Sanitizer {
+        name: "MSan",
+        meaning: "reads uninitialized memory",
+        flags: &MSAN_FLAGS,
+    },
+];
+
+/// Sanitized binaries run slower than the reference's: this many times the seed timeout.
+const SLOWDOWN: u32 = 4;
+
+/// Why the sanitizers reject a seed, as one line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SanitizerReport {
+    pub sanitizer: &'static str,
+    pub meaning: &'static str,
+    pub detail: String,
+}
+
+/// The clang that vets seeds: the first UB-check configuration that is a clang (its sanitizer
+/// runtime, `libclang-rt-N-dev`, is installed by `make deps`).
+pub fn vetting_clang(config: &Config) -> Option<String> {
+    config
+        .ub_check
+        .iter()
+        .map(|c| c.argv()[0].clone())
+        .find(|program| program.contains("clang"))
+}
+
+/// Builds `source` with each sanitizer and runs it; `Ok(None)` when every build runs cleanly
+/// and prints `expected` (the reference's exit status and output).
+pub fn sanitize(
+    clang: &str,
+    source: &Path,
+    dir: &Path,
+    expected: &RunResult,
+    compile_timeout: Duration,
+    seed_timeout: Duration,
+) -> Result<Option<SanitizerReport>> {
+    let RunResult::Exited { code, stdout, .. } = expected else {
+        anyhow::bail!("the reference run of a seed did not exit");
+    };
+    for sanitizer in &SANITIZERS {
+        let reject = |detail: String| {
+            Ok(Some(SanitizerReport {
+                sanitizer: sanitizer.name,
+                meaning: sanitizer.meaning,
+                detail,
+            }))
+        };
+        let build = CompilerConfig::new(format!("{clang} -O0 {}", sanitizer.flags.join(" ")));
+        let binary = dir.join("sanitized");
+        let (failure, _) = compile(&build, source, &binary, &Additions::default(), compile_timeout)?;
+        if let Some(failure) = failure {
+            return reject(format!("the sanitized build fails: {}", failure.describe()));
+        }
+        let mut command = Command::new(&binary);
+        // Leaks are not undefined behaviour, and LeakSanitizer needs ptrace.
+        command.current_dir(dir).env("ASAN_OPTIONS", "detect_leaks=0");
+        // The sanitizers reserve terabytes of address space for their shadow memory.
+        let limits = Limits {
+            memory: u64::MAX,
+            ..Limits::program(seed_timeout * SLOWDOWN)
+        };
+        let out = run(command, &limits)?;
+        let actual = match out.exit {
+            Exit::Timeout => return reject(format!("does not terminate within {:?}", seed_timeout * SLOWDOWN)),
+            Exit::Signal(signal) => RunResult::Signaled(signal),
+            Exit::Code(status) => RunResult::exited(status, out.stdout.clone()),
+        };
+        if let Some(report) = first_report(&out.stderr_text()) {
+            return reject(report);
+        }
+        if !actual.is_expected(*code, stdout) {
+            return reject(format!("{} instead of {}", actual.describe(), expected.describe()));
+        }
+    }
+    Ok(None)
+}
+
+/// The line of a sanitizer's stderr that says what it found.
+fn first_report(stderr: &str) -> Option<String> {
+    stderr
+        .lines()
+        .find(|l| {
+            l.contains("runtime error:") || l.contains("ERROR: AddressSanitizer") || l.contains("MemorySanitizer:")
+        })
+        .map(|l| {
+            let l = l.trim_start_matches(|c: char| c == '=' || c.is_ascii_digit()).trim();
+            // UBSan names the source by its path in a scratch directory: keep the file name.
+            let l = match l.split_once(": runtime error:") {
+                Some((place, what)) => format!("{}: runtime error:{what}", place.rsplit('/').next().unwrap_or(place)),
+                None => l.to_string(),
+            };
+            l.chars().take(160).collect()
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_are_cut_to_what_was_found() {
+        let ubsan =
+            "seed.c:3:54: runtime error: signed integer overflow: 2147483647 + 1 cannot be represented in type 'int'\n";
+        assert_eq!(
+            first_report(ubsan).unwrap(),
+            "seed.c:3:54: runtime error: signed integer overflow: 2147483647 + 1 cannot be represented in type 'int'"
+        );
+        let msan = "==18683==WARNING: MemorySanitizer: use-of-uninitialized-value\n    #0 0x1 in main\n";
+        assert_eq!(
+            first_report(msan).unwrap(),
+            "WARNING: MemorySanitizer: use-of-uninitialized-value"
+        );
+        assert_eq!(first_report("checksum = 1\n"), None);
+    }
+}
