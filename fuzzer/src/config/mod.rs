@@ -304,6 +304,25 @@ impl Config {
         Ok(())
     }
 
+    /// The compilers a seed's values are profiled under: the reference, the UB checks, and each
+    /// tested configuration with its optimization flags replaced by -O0, once per distinct
+    /// command (evaluation order is a front-end choice, the same at every level).
+    pub fn profiling_compilers(&self) -> Vec<CompilerConfig> {
+        let mut lines: Vec<String> = Vec::new();
+        let all = std::iter::once(&self.reference)
+            .chain(&self.ub_check)
+            .chain(&self.configurations);
+        for config in all {
+            let mut argv: Vec<String> = config.argv().into_iter().filter(|w| !w.starts_with("-O")).collect();
+            argv.insert(1, "-O0".into());
+            let line = argv.join(" ");
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
+        lines.into_iter().map(CompilerConfig::new).collect()
+    }
+
     pub fn compile_timeout(&self) -> Duration {
         Duration::from_secs_f64(self.compile_timeout)
     }
@@ -337,6 +356,27 @@ mod tests {
         let config = Config::detect(false);
         let parsed: Config = toml::from_str(&config.to_toml()).unwrap();
         assert_eq!(parsed, config);
+    }
+
+    #[test]
+    fn values_are_profiled_once_per_compiler_command_at_o0() {
+        let text = "reference = \"gcc-12 -O0\"\nub_check = [\"clang-19 -O0\"]\nconfigurations = [\"gcc-12 -O0\", \"gcc-12 -O3\", \"clang-19 -Os -mllvm -enable-newgvn\", \"tcc -Bbuild/tcc-afl\", \"pcc\"]\ncompile_timeout = 1.0\nseed_timeout = 1.0\nrun_timeout = 1.0\ncsmith_include = \"\"\ncsmith_args = []\n";
+        let config: Config = toml::from_str(text).unwrap();
+        let lines: Vec<String> = config
+            .profiling_compilers()
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "gcc-12 -O0",
+                "clang-19 -O0",
+                "clang-19 -O0 -mllvm -enable-newgvn",
+                "tcc -O0 -Bbuild/tcc-afl",
+                "pcc -O0"
+            ]
+        );
     }
 
     #[test]

@@ -289,10 +289,12 @@ impl SeedMaker {
         std::fs::write(&source, plan.instrument(&program, seed.profile.include_block_len))?;
         let binary = dir.join("valuation");
         // The seed's output is the same under every compiler, but with operands evaluated in
-        // another order the values at a point may differ: the profile is the union over the
-        // reference and the UB-check compilers.
+        // another order the values at a point may differ (pcc assigns `*p = 0` in
+        // `f() != g(*p = 0)` before it calls `f`, gcc after): the profile is the union over
+        // every compiler family of the campaign at -O0, and a snippet built on it holds under
+        // each of them.
         let mut valuation = Valuation::default();
-        for compiler in std::iter::once(&self.config.reference).chain(&self.config.ub_check) {
+        for compiler in &self.config.profiling_compilers() {
             let (failure, _) = compile(
                 compiler,
                 &source,
