@@ -23,6 +23,10 @@ pub struct SeedProfile {
     pub line_counts: BTreeMap<u32, u64>,
     /// Exit status of the reference run.
     pub expected_exit: i32,
+    /// Milliseconds the seed's profiling run took (its variants' binaries get a timeout in
+    /// proportion); absent in stores made before it was recorded.
+    #[serde(default)]
+    pub run_ms: Option<u64>,
 }
 
 /// A seed as stored: text, profile and the reference configuration's output.
@@ -288,6 +292,7 @@ mod tests {
             include_block_len: 0,
             line_counts: BTreeMap::from([(1, 1)]),
             expected_exit: 0,
+            run_ms: Some(2),
         };
         let seed = Seed::new("int main(void) { return 0; }\n".into(), profile, b"0\n".to_vec());
         store.put(&seed).unwrap();

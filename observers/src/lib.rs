@@ -106,6 +106,11 @@ pub struct Outcome {
 pub struct ExecutionObserver {
     name: Cow<'static, str>,
     pub outcomes: Vec<Outcome>,
+    /// Why the variant is invalid: the reference configuration does not print the seed's
+    /// output and no other configuration does either (its meaning changed, or it does not
+    /// terminate). An invalid variant is no finding and no chain state.
+    #[serde(default)]
+    pub invalid: Option<String>,
     /// Whether this process ran the execution: observations that arrive with another client's
     /// testcase were made elsewhere (the flag does not travel).
     #[serde(skip)]
@@ -117,6 +122,7 @@ impl ExecutionObserver {
         ExecutionObserver {
             name: Cow::Borrowed(name),
             outcomes: Vec::new(),
+            invalid: None,
             observed_here: false,
         }
     }
@@ -139,6 +145,7 @@ impl Named for ExecutionObserver {
 impl<I, S> Observer<I, S> for ExecutionObserver {
     fn pre_exec(&mut self, _state: &mut S, _input: &I) -> Result<(), Error> {
         self.outcomes.clear();
+        self.invalid = None;
         self.observed_here = true;
         Ok(())
     }

@@ -8,6 +8,7 @@ use crate::campaign::resume::reload_corpus;
 use crate::exec::executor::ExecutionObservers;
 use crate::judge::new_seed::{NewSeedFeedback, SeedsInCorpus};
 use crate::judge::objective::FindingsObjective;
+use crate::judge::validity::ValidVariant;
 use crate::mcmc::{restore_chains, save_chains, AcceptanceFeedback, ChainMutator, McmcChains, McmcScheduler};
 use crate::ops::shutdown;
 use crate::seeds::generator::{ProgramSource, SeedGenerator};
@@ -20,13 +21,13 @@ use ccfuzz_observers::novelty::NoveltyFeedback;
 use libafl::corpus::{Corpus, InMemoryOnDiskCorpus, OnDiskCorpus, Testcase};
 use libafl::events::{ClientDescription, EventRestarter, ProgressReporter, SendExiting};
 use libafl::executors::ExitKind;
-use libafl::feedback_or;
 use libafl::feedbacks::MaxMapFeedback;
 use libafl::fuzzer::{Evaluator, Fuzzer, StdFuzzer};
 use libafl::generators::Generator;
 use libafl::schedulers::Scheduler;
 use libafl::stages::StdMutationalStage;
 use libafl::state::{HasCorpus, HasExecutions, StdState};
+use libafl::{feedback_and_fast, feedback_or};
 use libafl::{Error, HasMetadata};
 use libafl_bolts::rands::StdRand;
 use libafl_bolts::tuples::{tuple_list, Handled};
@@ -123,15 +124,18 @@ where
         options.mcmc.guidance,
         Some(&options.out.join("mcmc").join(format!("client-{}.csv", desc.id()))),
     )?;
-    // New seeds, new compiler coverage, new optimization counters and accepted MCMC proposals
-    // keep a variant. Novelty is measured first (the acceptance reads it), the map feedbacks
-    // then record the execution.
-    let mut feedback = feedback_or!(
-        NoveltyFeedback::new(coverage, counters, &observers.counter_names),
-        acceptance,
-        MaxMapFeedback::new(coverage),
-        MaxMapFeedback::new(counters),
-        NewSeedFeedback
+    // An invalid variant is nothing. Otherwise new seeds, new compiler coverage, new
+    // optimization counters and accepted MCMC proposals keep a variant. Novelty is measured
+    // first (the acceptance reads it), the map feedbacks then record the execution.
+    let mut feedback = feedback_and_fast!(
+        ValidVariant::new(observers.execution.handle()),
+        feedback_or!(
+            NoveltyFeedback::new(coverage, counters, &observers.counter_names),
+            acceptance,
+            MaxMapFeedback::new(coverage),
+            MaxMapFeedback::new(counters),
+            NewSeedFeedback
+        )
     );
     let mut objective = FindingsObjective::new(
         observers.execution.handle(),

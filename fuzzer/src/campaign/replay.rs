@@ -54,8 +54,11 @@ pub fn replay(out: &Path, config: &Config, files: &[PathBuf]) -> Result<()> {
             variant.edits.len()
         );
         let observers = libafl::executors::HasObservers::observers(&executor);
+        if let Some(reason) = &observers[&handle].invalid {
+            println!("  invalid: {reason}");
+        }
         for outcome in &observers[&handle].outcomes {
-            println!("  {:<32} {:?}", outcome.config, outcome.outcome);
+            println!("  {:<32} {}", outcome.config, outcome.outcome.describe());
         }
         if result == ExecuteInputResult::Solution {
             println!("  => new finding saved in {}", out.join("findings").display());

@@ -3,6 +3,7 @@
 
 use crate::campaign::options::CampaignState;
 use crate::exec::runner::cpu_seconds;
+use crate::judge::validity::InvalidVariants;
 use crate::mcmc::McmcChains;
 use ccfuzz_observers::counters::Counters;
 use libafl::corpus::Corpus;
@@ -31,6 +32,9 @@ pub struct ClientReport {
     /// client's corpus holds.
     #[serde(default)]
     pub covered: BTreeMap<String, u64>,
+    /// Variants the validity gate stopped, by proposing family.
+    #[serde(default)]
+    pub invalid: InvalidVariants,
 }
 
 /// The chains of a client: acceptance, and how far from their seeds they went.
@@ -76,6 +80,7 @@ pub fn write_client_report(
         mcmc: McmcReport::of(state.metadata::<McmcChains>().unwrap_or(&McmcChains::default())),
         counters: counters.clone(),
         covered,
+        invalid: state.metadata::<InvalidVariants>().cloned().unwrap_or_default(),
     };
     let dir = out.join("clients");
     std::fs::create_dir_all(&dir)?;

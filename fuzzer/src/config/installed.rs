@@ -90,12 +90,22 @@ fn is_executable(path: &Path) -> bool {
 
 /// Whether `program` runs: a path, or a name found on the `PATH`.
 pub fn which(program: &str) -> bool {
-    if program.contains('/') {
-        return Path::new(program).is_file();
-    }
-    std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
-        .unwrap_or(false)
+    resolve(program).is_some()
+}
+
+/// The file `program` names, through the `PATH` when it has no `/`, with symbolic links
+/// followed (`gcc` is `gcc-12` on Debian).
+pub fn resolve(program: &str) -> Option<std::path::PathBuf> {
+    let found = if program.contains('/') {
+        Some(Path::new(program).to_path_buf()).filter(|p| p.is_file())
+    } else {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(program))
+                .find(|p| p.is_file())
+        })
+    }?;
+    Some(found.canonicalize().unwrap_or(found))
 }
 
 /// Whether the clang `program` builds a binary with [`SANITIZER_FLAGS`] whose UBSan reports

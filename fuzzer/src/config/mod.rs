@@ -147,6 +147,15 @@ impl CompilerConfig {
         words.join(" ")
     }
 
+    /// Whether `other` runs the same compiler program with the same flags (`gcc -O0` and
+    /// `gcc-12 -O0` on Debian).
+    pub fn same_command(&self, other: &CompilerConfig) -> bool {
+        let (mine, theirs) = (self.argv(), other.argv());
+        mine[1..] == theirs[1..]
+            && (mine[0] == theirs[0]
+                || installed::resolve(&mine[0]).is_some_and(|p| Some(p) == installed::resolve(&theirs[0])))
+    }
+
     pub fn is_installed(&self) -> bool {
         self.argv().first().is_some_and(|program| which(program))
     }

@@ -6,9 +6,13 @@
 
 use crate::config::Config;
 use crate::exec::compile::compile_and_run;
+use crate::exec::instrument::Additions;
 use crate::exec::instrument::Instruments;
+use crate::exec::validity::{gate, prints_seed_output, variant_run_timeout, Gate};
+use ccfuzz_mutators::edit::apply_edits;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
+use ccfuzz_mutators::seed::Seed;
 use ccfuzz_observers::counters::{counter_map, fill_map, CounterMapObserver, CounterNamesObserver, Counters};
 use ccfuzz_observers::coverage::CoverageObserver;
 use ccfuzz_observers::gcov::GcovCoverage;
@@ -17,7 +21,7 @@ use libafl::executors::{Executor, ExitKind, HasObservers};
 use libafl::state::HasExecutions;
 use libafl::Error;
 use libafl_bolts::tuples::{tuple_list, tuple_list_type, Handle, Handled, MatchNameRef, RefIndexable};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The observers the executor fills, by handle.
@@ -104,14 +108,62 @@ struct Reports {
 }
 
 impl<OT> CompileRunExecutor<OT> {
-    /// Compiles and runs one variant with every configuration.
+    /// Compiles and runs one variant with the reference, then, when it passes the validity
+    /// gate, with every configuration.
     fn execute(&self, input: &Variant, reports: &mut Reports) -> anyhow::Result<()> {
-        let text = self.programs.materialize(input)?;
+        let loaded = self.programs.get(&input.seed)?;
+        let text = apply_edits(&loaded.program, &input.edits);
         std::fs::create_dir_all(&self.workdir)?;
         let dir = tempfile::Builder::new().prefix("exec-").tempdir_in(&self.workdir)?;
         let source = dir.path().join("variant.c");
         std::fs::write(&source, text)?;
+        let run_timeout = variant_run_timeout(loaded.seed.profile.run_ms, self.config.run_timeout());
+        let reference = &self.config.reference;
+        let (reference_outcome, reference_time) = compile_and_run(
+            reference,
+            &source,
+            &dir.path().join("reference"),
+            &Additions::default(),
+            self.config.compile_timeout(),
+            run_timeout,
+        )?;
+        let reference_is_wrong = match gate(&reference_outcome, &loaded.seed) {
+            Gate::Valid => false,
+            Gate::ReferenceFailed => true,
+            Gate::Invalid(reason) => {
+                reports.execution.invalid = Some(reason);
+                return Ok(());
+            }
+            Gate::AskAnother => {
+                if !self.another_prints_seed_output(&source, dir.path(), &loaded.seed, run_timeout)? {
+                    reports.execution.invalid = Some(format!(
+                        "the reference prints something else: {}",
+                        reference_outcome.describe()
+                    ));
+                    return Ok(());
+                }
+                true
+            }
+        };
+        if reference_is_wrong {
+            reports.execution.record(
+                reference.name(),
+                reference_outcome.clone(),
+                reference_time.as_millis() as u64,
+            );
+        }
         for (index, config) in self.config.configurations.iter().enumerate() {
+            // The reference already ran: a tested copy of it is not compiled twice.
+            if config.observe == Default::default() && config.same_command(reference) {
+                if !reference_is_wrong {
+                    reports.execution.record(
+                        config.name(),
+                        reference_outcome.clone(),
+                        reference_time.as_millis() as u64,
+                    );
+                }
+                continue;
+            }
             let binary = dir.path().join(format!("prog{index}"));
             let (outcome, compile_time) = compile_and_run(
                 config,
@@ -119,7 +171,7 @@ impl<OT> CompileRunExecutor<OT> {
                 &binary,
                 &self.instruments.before(index, dir.path()),
                 self.config.compile_timeout(),
-                self.config.run_timeout(),
+                run_timeout,
             )?;
             if let ConfigOutcome::Rejected { message } = &outcome {
                 log::warn!("{} rejected a variant of seed {}: {message}", config.name(), input.seed);
@@ -139,6 +191,33 @@ impl<OT> CompileRunExecutor<OT> {
                 .record(config.name(), outcome, compile_time.as_millis() as u64);
         }
         Ok(())
+    }
+}
+
+impl<OT> CompileRunExecutor<OT> {
+    /// Whether a UB-check configuration (another compiler family at -O0) runs the variant to
+    /// the seed's output: then a reference that does not is wrong, not the variant.
+    fn another_prints_seed_output(
+        &self,
+        source: &Path,
+        dir: &Path,
+        seed: &Seed,
+        run_timeout: std::time::Duration,
+    ) -> anyhow::Result<bool> {
+        for check in &self.config.ub_check {
+            let (outcome, _) = compile_and_run(
+                check,
+                source,
+                &dir.join("tie-breaker"),
+                &Additions::default(),
+                self.config.compile_timeout(),
+                run_timeout,
+            )?;
+            if prints_seed_output(&outcome, seed) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 }
 
@@ -192,6 +271,10 @@ where
             .get_mut(&handles.execution)
             .ok_or_else(|| missing("execution"))?
             .outcomes = reports.execution.outcomes;
+        observers
+            .get_mut(&handles.execution)
+            .ok_or_else(|| missing("execution"))?
+            .invalid = reports.execution.invalid;
         if let Some(lines) = reports.lines {
             lines.fill_map(
                 observers

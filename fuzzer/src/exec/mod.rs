@@ -6,3 +6,4 @@ pub mod compile;
 pub mod executor;
 pub mod instrument;
 pub mod runner;
+pub mod validity;

@@ -3,3 +3,4 @@
 
 pub mod new_seed;
 pub mod objective;
+pub mod validity;

@@ -22,9 +22,9 @@ use std::sync::Arc;
 /// The proposal just made, to be judged once it has run.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct PendingProposal {
-    pub(super) name: String,
-    pub(super) log_q_ratio: f64,
-    pub(super) family: Family,
+    pub name: String,
+    pub log_q_ratio: f64,
+    pub family: Family,
 }
 impl_serdeany!(PendingProposal);
 

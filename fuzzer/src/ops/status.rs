@@ -29,6 +29,8 @@ pub struct Figures {
     pub observed: Vec<(String, u64)>,
     pub acceptance: Option<f64>,
     pub seeds: Option<usize>,
+    /// Variants the validity gate stopped (shown once there is one).
+    pub invalid: u64,
 }
 
 /// `45s`, `12m05s`, `3h07m`, `2d05h`.
@@ -52,6 +54,9 @@ pub fn status_line(figures: &Figures) -> String {
         figures.corpus,
         figures.findings
     );
+    if figures.invalid > 0 {
+        line.push_str(&format!("  invalid {}", figures.invalid));
+    }
     for (name, value) in &figures.observed {
         line.push_str(&format!("  {name} {value}"));
     }
@@ -93,6 +98,7 @@ fn figures_of(stats: &mut ClientStatsManager) -> Figures {
         .collect();
     observed.sort();
     figures.observed = observed;
+    figures.invalid = stats.aggregated().get("invalid").and_then(number).unwrap_or(0);
     figures.acceptance = match stats.aggregated().get("acceptance") {
         Some(UserStatsValue::Percent(p)) => Some(*p),
         _ => None,
@@ -177,9 +183,10 @@ mod tests {
         figures.observed = vec![("counters".into(), 310), ("edges".into(), 1187)];
         figures.acceptance = Some(0.78728);
         figures.seeds = Some(3);
+        figures.invalid = 4;
         assert_eq!(
             status_line(&figures),
-            "1m05s  1234 execs (40.8/s)  corpus 56  findings 2  counters 310  edges 1187  acceptance 78.7%  seeds 3"
+            "1m05s  1234 execs (40.8/s)  corpus 56  findings 2  invalid 4  counters 310  edges 1187  acceptance 78.7%  seeds 3"
         );
     }
 
@@ -195,6 +202,7 @@ mod tests {
             ("distinct_counters", UserStatsValue::Number(42), AggregatorOps::Max),
             ("acceptance", UserStatsValue::Percent(0.5), AggregatorOps::Avg),
             ("distance", UserStatsValue::Float(1.5), AggregatorOps::Avg),
+            ("invalid", UserStatsValue::Number(3), AggregatorOps::Sum),
         ];
         for (name, value, op) in user_stats {
             let name = Cow::Borrowed(name);
@@ -215,6 +223,7 @@ mod tests {
             vec![("counters".to_string(), 42), ("edges".to_string(), 900)]
         );
         assert_eq!(figures.acceptance, Some(0.5));
+        assert_eq!(figures.invalid, 3);
         assert_eq!((figures.corpus, figures.findings), (7, 1));
     }
 }

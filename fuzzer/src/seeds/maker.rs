@@ -64,6 +64,8 @@ pub type Vetted<T> = std::result::Result<T, Rejection>;
 /// What running the profiling build of a seed produced.
 struct Profiled {
     line_counts: BTreeMap<u32, u64>,
+    /// Wall time of the run (with gcov's counters: a little more than a plain build's).
+    run_time: Duration,
     reference: RunResult,
 }
 
@@ -206,7 +208,11 @@ impl SeedMaker {
         if let Err(e) = Program::parse_parts(&text, &headers, include_block_len, &BTreeMap::new()) {
             return Ok(Err(Rejection::Parse(e.to_string())));
         }
-        let Profiled { line_counts, reference } = match self.profile(&text, dir.path())? {
+        let Profiled {
+            line_counts,
+            reference,
+            run_time,
+        } = match self.profile(&text, dir.path())? {
             Ok(profile) => profile,
             Err(rejection) => return Ok(Err(rejection)),
         };
@@ -262,6 +268,7 @@ impl SeedMaker {
             include_block_len,
             line_counts,
             expected_exit: *code,
+            run_ms: Some(run_time.as_millis() as u64),
         };
         let seed = Seed::new(text, profile, stdout.clone());
         self.store.put(&seed)?;
@@ -373,7 +380,9 @@ impl SeedMaker {
                 failure.describe()
             ))));
         }
+        let started = Instant::now();
         let result = run_binary(&binary, self.config.seed_timeout())?;
+        let run_time = started.elapsed();
         match &result {
             RunResult::TimedOut => return Ok(Err(Rejection::Timeout)),
             RunResult::Signaled(signal) => return Ok(Err(Rejection::Crash(format!("killed by signal {signal}")))),
@@ -393,6 +402,7 @@ impl SeedMaker {
         Ok(Ok(Profiled {
             line_counts: parse_gcov(&out.stdout, "seed.c")?,
             reference: result,
+            run_time,
         }))
     }
 
