@@ -304,3 +304,35 @@ fn orange_seeds_that_leave_the_mutators_nothing_to_change_give_way_to_new_ones()
     // Two one-operator programs may be the same text, hence the same seed.
     assert!(orange_seeds >= 4, "{orange_seeds} Orange seeds\n{log}");
 }
+
+#[test]
+fn variants_whose_meaning_changed_are_invalid_not_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["gcc -O0", "gcc -O2", "clang -O2"], 60.0);
+    store_seed(&out, &config, &seeds("env"));
+    let no_more_seeds = dir.path().join("none");
+    std::fs::create_dir_all(&no_more_seeds).unwrap();
+    let output = fuzz_on_one_core(&out, &config)
+        .env("CCFUZZ_TEST_LIVE", "1")
+        .args(["--seeds", no_more_seeds.to_str().unwrap()])
+        .args(["--mutators", "orion", "--iterations", "8"])
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    // Every configuration prints 2 where the seed printed 1: without the gate, one finding
+    // per configuration.
+    assert!(findings(&out).is_empty(), "{:?}\n{log}", findings(&out));
+    let report = client_report(&out);
+    assert!(report.executions >= 8, "{log}");
+    assert_eq!(report.invalid.total, report.executions, "{log}");
+    assert!(
+        report.invalid.by_family.get("orion").is_some_and(|n| *n >= 7),
+        "{:?}",
+        report.invalid
+    );
+    assert_eq!(report.mcmc.accepted, 0, "{log}");
+    assert_eq!(report.corpus, 1, "only the seed is in the corpus: {log}");
+    assert!(log.contains("invalid orion variant of seed"), "{log}");
+}
