@@ -336,3 +336,45 @@ fn variants_whose_meaning_changed_are_invalid_not_findings() {
     assert_eq!(report.corpus, 1, "only the seed is in the corpus: {log}");
     assert!(log.contains("invalid orion variant of seed"), "{log}");
 }
+
+#[test]
+fn a_reference_that_gets_an_orange_program_wrong_is_a_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // A stand-in for a reference compiler bug: its builds print a wrong checksum.
+    let wrong = dir.path().join("wrong_printf.h");
+    std::fs::write(
+        &wrong,
+        "#include <stdio.h>\n#define printf(...) (puts(\"checksum 0\"), 0)\n",
+    )
+    .unwrap();
+    let reference = format!("gcc -O0 -include {}", wrong.display());
+    let config = dir.path().join("configuration.toml");
+    std::fs::write(
+        &config,
+        format!("reference = {reference:?}\nub_check = [\"clang -O0\"]\nconfigurations = [\"gcc -O1\"]\ncompile_timeout = 60.0\nseed_timeout = 5.0\nrun_timeout = 10.0\ncsmith_include = \"/usr/include/csmith\"\ncsmith_args = [\"--no-packed-struct\"]\n"),
+    )
+    .unwrap();
+    let log = campaign(
+        &out,
+        &config,
+        &[
+            "--generator",
+            "orange",
+            "--orange-max-operators",
+            "20",
+            "--variants-per-seed",
+            "2",
+            "--iterations",
+            "3",
+        ],
+    );
+    let found = findings(&out);
+    assert!(!found.is_empty(), "{log}");
+    for finding in &found {
+        let finding = finding_json(finding);
+        // Judged by Orange's own expected values: only the reference is wrong.
+        assert_eq!(finding["kind"], "mismatch", "{finding}");
+        assert_eq!(finding["configuration"], reference.as_str(), "{finding}");
+    }
+}

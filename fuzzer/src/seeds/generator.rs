@@ -113,9 +113,10 @@ impl<S: HasRand + HasMetadata> Generator<Variant, S> for SeedGenerator {
                 return Err(Error::shutting_down());
             }
             let made = self.programs.next(&self.maker, state).and_then(|generated| {
+                let oracle = generated.orange.as_ref().map(|program| program.expected_output());
                 let made = self
                     .maker
-                    .make(&generated.text, &generated.origin)
+                    .make_with_oracle(&generated.text, &generated.origin, oracle.as_deref().map(str::as_bytes))
                     .map_err(|e| Error::illegal_state(format!("{e:#}")))?;
                 if let (Ok(id), Some(program)) = (&made, &generated.orange) {
                     // The seed stands without it; only its triage is poorer.

@@ -171,14 +171,22 @@ impl SeedMaker {
 
     /// Normalizes, parses, profiles and vets a program; stores it when it is accepted.
     pub fn make(&mut self, source: &str, origin: &str) -> Result<Vetted<SeedId>> {
+        self.make_with_oracle(source, origin, None)
+    }
+
+    /// [`make`](Self::make) for a program that knows its own output (an Orange program computes
+    /// its expected values while it is generated): the seed's expected output is the oracle's,
+    /// and a reference that prints something else, while the UB checks print the oracle's
+    /// output, is the reference compiler's fault, which the seed's first execution reports.
+    pub fn make_with_oracle(&mut self, source: &str, origin: &str, oracle: Option<&[u8]>) -> Result<Vetted<SeedId>> {
         let started = Instant::now();
-        let made = self.make_untimed(source, origin);
+        let made = self.make_untimed(source, origin, oracle);
         self.timing.seeds += 1;
         self.timing.total += started.elapsed();
         made
     }
 
-    fn make_untimed(&mut self, source: &str, origin: &str) -> Result<Vetted<SeedId>> {
+    fn make_untimed(&mut self, source: &str, origin: &str, oracle: Option<&[u8]>) -> Result<Vetted<SeedId>> {
         let dir = tempfile::Builder::new().prefix("seed-").tempdir_in(&self.workdir)?;
         let original = dir.path().join("original.c");
         std::fs::write(&original, source)?;
@@ -216,9 +224,21 @@ impl SeedMaker {
             Ok(profile) => profile,
             Err(rejection) => return Ok(Err(rejection)),
         };
-        let RunResult::Exited { code, stdout, .. } = &reference else {
+        let expected = match oracle {
+            Some(output) => RunResult::exited(0, output.to_vec()),
+            None => reference.clone(),
+        };
+        let RunResult::Exited { code, stdout, .. } = &expected else {
             unreachable!("profile returns exited runs only")
         };
+        if reference != expected {
+            log::warn!(
+                "{} prints {} where the program computed {}: a finding against the reference if the UB checks agree with the program",
+                self.config.reference.name(),
+                reference.describe(),
+                expected.describe()
+            );
+        }
         for check in &self.config.ub_check {
             let source = dir.path().join("seed.c");
             let binary = dir.path().join("check");
@@ -238,7 +258,7 @@ impl SeedMaker {
             }
             let run = run_binary(&binary, self.config.seed_timeout())?;
             if !run.is_expected(*code, stdout) {
-                let detail = format!("{} instead of {}", run.describe(), reference.describe());
+                let detail = format!("{} instead of {}", run.describe(), expected.describe());
                 return Ok(Err(Rejection::Differs {
                     config: check.name().to_string(),
                     detail,
@@ -252,7 +272,7 @@ impl SeedMaker {
                 clang,
                 &source,
                 dir.path(),
-                &reference,
+                &expected,
                 self.profile_compile_timeout(),
                 self.config.seed_timeout(),
             )?;
