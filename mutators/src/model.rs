@@ -61,6 +61,10 @@ pub struct Statement {
     pub function_body: bool,
     /// The statement is or contains a goto label, so deleting it could break a `goto`.
     pub contains_label: bool,
+    /// The statement is or contains a `return` that ends its function's last path: deleting it
+    /// would let control reach the end of a function that returns a value, which compilers
+    /// diagnose (`-Wreturn-type`) and the triage guard rejects.
+    pub ends_function: bool,
     /// Inside a loop (so `break`/`continue` are legal there).
     pub in_loop: bool,
     /// Inside a switch (so `break` is legal there).
@@ -77,7 +81,7 @@ pub struct Statement {
 impl Statement {
     /// Orion may delete it: it never ran, and removing it cannot break the program's syntax.
     pub fn is_deletable(&self) -> bool {
-        self.execution == Execution::NotExecuted && !self.function_body && !self.contains_label
+        self.execution == Execution::NotExecuted && !self.function_body && !self.contains_label && !self.ends_function
     }
 }
 
@@ -334,6 +338,7 @@ impl<'a> Builder<'a> {
                 let visible = self.scopes[params].vars.len();
                 let body = self.statement(&def.statement, ctx, visible);
                 self.statements[body as usize].function_body = true;
+                self.mark_final_returns(body);
                 self.roots.push(body);
             }
         }
@@ -581,6 +586,7 @@ impl<'a> Builder<'a> {
             execution: self.execution(lines),
             function_body: false,
             contains_label: false,
+            ends_function: false,
             in_loop: ctx.in_loop,
             in_switch: ctx.in_switch,
             scope: ctx.scope,
@@ -659,6 +665,29 @@ impl<'a> Builder<'a> {
         stmt.children = children;
         stmt.inner_scopes.end = scopes_end;
         id
+    }
+
+    /// Marks the `return`s on the last path through `id` (the last statement of a block, both
+    /// branches of an `if`), and the statements around them up to the function body.
+    fn mark_final_returns(&mut self, id: StmtId) {
+        let stmt = &self.statements[id as usize];
+        let last_paths: Vec<StmtId> = match stmt.kind {
+            StmtKind::Return => {
+                let mut at = Some(id);
+                while let Some(marked) = at {
+                    let stmt = &mut self.statements[marked as usize];
+                    stmt.ends_function = true;
+                    at = if stmt.function_body { None } else { stmt.parent };
+                }
+                return;
+            }
+            StmtKind::Compound => stmt.children.last().copied().into_iter().collect(),
+            StmtKind::If | StmtKind::Labeled => stmt.children.clone(),
+            _ => Vec::new(),
+        };
+        for child in last_paths {
+            self.mark_final_returns(child);
+        }
     }
 
     fn new_scope_at(&mut self, parent: ScopeId, visible: usize) -> ScopeId {
@@ -784,6 +813,24 @@ mod tests {
         assert_eq!(names, ["x", "p", "g"]);
         let labeled = p.statement(body).children[1];
         assert!(p.statement(labeled).contains_label && p.statement(body).contains_label);
+    }
+
+    #[test]
+    fn returns_on_the_last_path_are_kept() {
+        let text = "int f(int p) {\n  if (p)\n  {\n    return 1;\n  }\n  if (p > 1)\n    return 2;\n  else\n    { p++; return 3; }\n}\n";
+        // Only the function's first line ran: every statement is dead.
+        let p = parse(text, &[(1, 1), (2, 0), (4, 0), (6, 0), (7, 0), (9, 0)]);
+        let body = p.statement(p.roots[0]);
+        let early = p.statement(body.children[0]);
+        assert!(early.is_deletable(), "a return before the end may go");
+        assert!(p.statement(early.children[0]).is_deletable());
+        let last = p.statement(body.children[1]);
+        assert!(last.ends_function && !last.is_deletable());
+        let [then, otherwise] = last.children[..] else { panic!() };
+        assert!(!p.statement(then).is_deletable());
+        assert!(!p.statement(otherwise).is_deletable());
+        let increment = p.statement(otherwise).children[0];
+        assert!(p.statement(increment).is_deletable(), "only the return ends the path");
     }
 
     #[test]

@@ -276,26 +276,75 @@ pub fn syn_pred<R: Rand>(env: &Env, expected: bool, depth: u32, rand: &mut R) ->
     }
 }
 
+/// Operators of the expressions in code that never runs.
+const DEAD_OPERATORS: [BinaryOp; 14] = [
+    BinaryOp::Add,
+    BinaryOp::Sub,
+    BinaryOp::Mul,
+    BinaryOp::Div,
+    BinaryOp::Rem,
+    BinaryOp::Shl,
+    BinaryOp::Shr,
+    BinaryOp::BitAnd,
+    BinaryOp::BitOr,
+    BinaryOp::BitXor,
+    BinaryOp::Lt,
+    BinaryOp::Eq,
+    BinaryOp::LogAnd,
+    BinaryOp::LogOr,
+];
+
+/// A random expression for code that never runs. Its values need not be defined, but what a
+/// compiler can see in it must be: gcc and clang diagnose, even in dead code, a constant zero
+/// divisor, a constant negative or oversized shift count, a shifted negative constant and a
+/// constant sub-expression that overflows, and the triage guard makes those errors. So a
+/// constant divisor is not zero, a constant shift count is below the width of `int` (the
+/// narrowest promoted type), a shifted constant is not negative, and a sub-expression of
+/// constants is evaluated by the C-semantics core and kept only when it is defined.
+fn dead_expression<R: Rand>(env: &Env, rand: &mut R) -> String {
+    let operand = |rand: &mut R| -> (String, Option<i128>) {
+        if env.entries.is_empty() || rand.coinflip(0.3) {
+            let value = rand.below_or_zero(200) as i128 - 100;
+            (value.to_string(), Some(value))
+        } else {
+            (env.entries[rand.below_or_zero(env.entries.len())].expr.clone(), None)
+        }
+    };
+    let (mut text, mut value) = operand(rand);
+    for _ in 0..rand.below_or_zero(3) {
+        let op = DEAD_OPERATORS[rand.below_or_zero(DEAD_OPERATORS.len())];
+        let (mut right, mut right_value) = operand(rand);
+        match (op, right_value) {
+            (BinaryOp::Div | BinaryOp::Rem, Some(0)) => (right, right_value) = ("1".into(), Some(1)),
+            (BinaryOp::Shl | BinaryOp::Shr, Some(count)) => {
+                let count = count.rem_euclid(32);
+                (right, right_value) = (count.to_string(), Some(count));
+            }
+            _ => {}
+        }
+        if let Some(negative) = value.filter(|v| *v < 0 && matches!(op, BinaryOp::Shl | BinaryOp::Shr)) {
+            text = (-negative).to_string();
+            value = Some(-negative);
+        }
+        let combined = match (value, right_value) {
+            (Some(a), Some(b)) => match eval_binary(op, Value::new(IntKind::Int, a), Value::new(IntKind::Int, b)) {
+                Ok(result) => Some(result.value),
+                // A constant expression with undefined behaviour: leave the operator out.
+                Err(_) => continue,
+            },
+            _ => None,
+        };
+        text = format!("({text} {} {right})", op.symbol());
+        value = combined;
+    }
+    text
+}
+
 /// Random, type-correct statements for a block that never runs (FCB): assignments, ifs and
 /// loops over the environment's assignable lvalues, up to `depth` levels deep.
 pub fn dead_code<R: Rand>(env: &Env, depth: u32, in_loop: bool, rand: &mut R) -> String {
     let assignable: Vec<&EnvEntry> = env.entries.iter().filter(|e| e.assignable).collect();
-    let expression = |rand: &mut R| -> String {
-        let operands: Vec<String> = (0..1 + rand.below_or_zero(3))
-            .map(|_| match env.entries.is_empty() || rand.coinflip(0.3) {
-                true => (rand.below_or_zero(200) as i128 - 100).to_string(),
-                false => env.entries[rand.below_or_zero(env.entries.len())].expr.clone(),
-            })
-            .collect();
-        let ops = [
-            "+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "<", "==", "&&", "||",
-        ];
-        let mut text = operands[0].clone();
-        for operand in &operands[1..] {
-            text = format!("({text} {} {operand})", ops[rand.below_or_zero(ops.len())]);
-        }
-        text
-    };
+    let expression = |rand: &mut R| dead_expression(env, rand);
     let choice = if depth == 0 || assignable.is_empty() {
         0
     } else {
@@ -417,5 +466,52 @@ mod tests {
         // e is unsigned int, b a short -1 converted to unsigned: 0 + UINT_MAX, 1 + UINT_MAX …
         assert_eq!(sum.kind, IntKind::UInt);
         assert_eq!(sum.values, vec![0, 1, u32::MAX as i128]);
+    }
+
+    #[test]
+    fn dead_code_has_nothing_a_compiler_diagnoses() {
+        let mut rand = StdRand::with_seed(7);
+        let empty = Env::default();
+        let mut body = String::new();
+        for i in 0..400 {
+            let env = if i % 2 == 0 { &empty } else { &env() };
+            body.push_str(&format!("    sink = {};\n", dead_expression(env, &mut rand)));
+        }
+        let program =
+            format!("int sink;\nvoid never(int a, short b, unsigned short c, unsigned e, int m) {{\n{body}}}\n");
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("dead.c");
+        std::fs::write(&source, &program).unwrap();
+        let errors = [
+            "div-by-zero",
+            "shift-count-negative",
+            "shift-count-overflow",
+            "shift-negative-value",
+            "overflow",
+            "integer-overflow",
+        ];
+        for (compiler, only) in [("gcc-12", "-c"), ("clang-19", "-fsyntax-only")] {
+            let flags: Vec<String> = errors
+                .iter()
+                .filter(|w| compiler == "clang-19" || **w != "integer-overflow")
+                .map(|w| format!("-Werror={w}"))
+                .collect();
+            let out = std::process::Command::new(compiler)
+                .arg(only)
+                .args(&flags)
+                .arg(&source)
+                .arg("-o")
+                .arg(dir.path().join("dead.o"))
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{compiler}: {}",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .find(|l| l.contains("error"))
+                    .unwrap_or("")
+            );
+        }
     }
 }
