@@ -4,7 +4,13 @@
 
 mod common;
 
+use ccfuzz_mutators::edit::Edit;
+use ccfuzz_mutators::input::Variant;
+use ccfuzz_mutators::model::Execution;
+use ccfuzz_mutators::programs::Programs;
+use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use common::*;
+use libafl::inputs::Input;
 use std::path::Path;
 use std::process::Command;
 
@@ -62,4 +68,79 @@ fn a_tcc_bounds_checker_bug_found_twice_is_one_small_reproducible_bug() {
     let again_log = text(&again);
     assert!(!again_log.contains("triaging "), "{again_log}");
     assert_eq!(bugs_json(&out).as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn an_unneeded_edit_that_trips_the_guard_does_not_decide_the_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let seed_dir = dir.path().join("seed");
+    std::fs::create_dir_all(&seed_dir).unwrap();
+    std::fs::copy(seeds("char").join("plain_char.c"), seed_dir.join("plain_char.c")).unwrap();
+    // plain_char.c alone prints something else under -funsigned-char: no edit is needed.
+    let config = write_config(dir.path(), &["gcc -O0 -funsigned-char"], 60.0);
+    let output = ccfuzz()
+        .args(["seeds", "--store"])
+        .arg(out.join("seeds"))
+        .arg("--dir")
+        .arg(&seed_dir)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    let id = SeedId(
+        log.lines()
+            .find_map(|l| l.split("accepted as ").nth(1))
+            .unwrap_or_else(|| panic!("{log}"))
+            .trim()
+            .to_string(),
+    );
+    // An edit the symptom does not need, which reads an uninitialized variable: the guard's
+    // warnings reject the variant that carries it.
+    let programs = Programs::new(SeedStore::open(out.join("seeds")).unwrap(), 1);
+    let program = &programs.get(&id).unwrap().program;
+    let target = program
+        .statements
+        .iter()
+        .find(|s| s.execution == Execution::Executed && !s.function_body)
+        .unwrap()
+        .id;
+    let variant = Variant::new(
+        id,
+        vec![Edit::InsertBefore {
+            stmt: target,
+            code: "{ int unset; if (unset) g = g; }\n".into(),
+        }],
+    );
+    let file = dir.path().join("variant");
+    variant.to_file(&file).unwrap();
+    let replayed = ccfuzz()
+        .args(["replay", "--out"])
+        .arg(&out)
+        .arg("--config")
+        .arg(&config)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(findings(&out).len(), 1, "{}", text(&replayed));
+
+    let output = ccfuzz()
+        .args(["triage", "--reducer", "none", "--config"])
+        .arg(&config)
+        .arg(&out)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    assert!(log.contains("1 raw findings: 1 reduced"), "{log}");
+    let bugs = bugs_json(&out);
+    assert_eq!(bugs.as_array().unwrap().len(), 1, "{bugs}");
+    let reduced = std::fs::read_to_string(
+        out.join("triage/bugs")
+            .join(bugs[0]["name"].as_str().unwrap())
+            .join("test.c"),
+    )
+    .unwrap();
+    assert!(!reduced.contains("unset"), "{reduced}");
 }

@@ -113,11 +113,6 @@ pub fn triage_finding(
             shown,
             runs: options.runs,
         }
-    } else if !clean {
-        result.reason = fs::read_to_string(first_run.join("reason.err"))
-            .ok()
-            .map(|r| r.trim().to_string());
-        Verdict::RejectedByGuard
     } else {
         Verdict::Reduced
     };
@@ -126,7 +121,9 @@ pub fn triage_finding(
         return Ok(result);
     }
 
-    // Edit-list minimization, when the seed is at hand to apply edits to.
+    // Edit-list minimization, when the seed is at hand to apply edits to. It runs before the
+    // guard judges the variant: an edit the symptom does not need (a snippet with a constant
+    // a compiler diagnoses, a deletion that removed a return) must not decide the verdict.
     let mut text = variant;
     let edits = &saved.finding.edits;
     if let Some((programs, loaded)) = programs.and_then(|p| p.get(&saved.finding.seed).ok().map(|l| (p, l))) {
@@ -154,6 +151,25 @@ pub fn triage_finding(
                 result.orange = Some(minimization);
                 text = minimized;
             }
+        }
+    }
+    // The symptom shows on every run; the guard judges the program the edits came down to.
+    if !clean {
+        let minimized = work.join("minimized");
+        let candidate = minimized.join("test.c");
+        write_file(&candidate, &text)?;
+        let judged = RunOptions {
+            keep: Some(minimized.clone()),
+            ..RunOptions::default()
+        };
+        if !run_script(&script, &candidate, &judged)? {
+            result.reason = fs::read_to_string(minimized.join("reason.err"))
+                .ok()
+                .or_else(|| fs::read_to_string(first_run.join("reason.err")).ok())
+                .map(|r| r.trim().to_string());
+            result.verdict = Verdict::RejectedByGuard;
+            result.seconds = started.elapsed().as_secs_f64();
+            return Ok(result);
         }
     }
 
