@@ -29,6 +29,9 @@ pub struct Bug {
     pub lines: usize,
     /// Its findings reproduce only sometimes (not reduced).
     pub flaky: bool,
+    /// Seconds triage spent on its findings.
+    #[serde(default)]
+    pub seconds: f64,
 }
 
 /// Groups triaged findings into bugs, rewrites `dir` with one directory per bug, and returns
@@ -68,6 +71,7 @@ pub fn write_reports(dir: &Path, results: &[Triaged]) -> Result<Vec<Bug>> {
                 configuration,
                 fingerprint,
                 findings: members.iter().map(|m| m.finding.clone()).collect(),
+                seconds: members.iter().map(|m| m.seconds).sum(),
                 lines: smallest.lines_after,
                 flaky,
             };
@@ -225,16 +229,17 @@ pub fn repro_script(check: &Check) -> String {
 /// The table `ccfuzz triage` prints: one bug a line, most findings first.
 pub fn table(bugs: &[Bug]) -> String {
     let mut out = format!(
-        "{:>8}  {:<9} {:<22} {:>6}  {}\n",
-        "findings", "kind", "configuration", "lines", "fingerprint"
+        "{:>8}  {:<9} {:<22} {:>6} {:>9}  {}\n",
+        "findings", "kind", "configuration", "lines", "triage s", "fingerprint"
     );
     for bug in bugs {
         out += &format!(
-            "{:>8}  {:<9} {:<22} {:>6}  {}{}\n",
+            "{:>8}  {:<9} {:<22} {:>6} {:>9.0}  {}{}\n",
             bug.findings.len(),
             bug.kind.as_str(),
             bug.configuration,
             bug.lines,
+            bug.seconds,
             bug.fingerprint,
             if bug.flaky { " [flaky]" } else { "" }
         );

@@ -22,9 +22,9 @@ pub struct TriageArgs {
     /// `cvise`, `creduce` or `none` (edit-list minimization only); default: the first installed.
     #[arg(long)]
     pub reducer: Option<String>,
-    /// Processes the reducer may use.
-    #[arg(long, default_value_t = 1)]
-    pub jobs: usize,
+    /// Processes the reducer may use (default: every core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
     /// Runs of each finding; one that shows on some runs only is flaky.
     #[arg(long, default_value_t = 3)]
     pub runs: u32,
@@ -45,7 +45,8 @@ impl TriageArgs {
             &self.out,
             &config,
             self.reducer.as_deref(),
-            self.jobs,
+            self.jobs
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             self.runs,
             self.watch,
         )
@@ -140,5 +141,10 @@ fn triage_once(out: &Path, options: &Options) -> Result<()> {
         lines.len(),
     );
     print!("{}", table(&bugs));
+    println!(
+        "triage time: {:.0} s for {} findings (per bug in the table's `triage s` column)",
+        results.iter().map(|r| r.seconds).sum::<f64>(),
+        results.len()
+    );
     Ok(())
 }
