@@ -82,11 +82,14 @@ fn depth<R: Rand>(rand: &mut R) -> u32 {
     rand.below_or_zero(MAX_PREDICATE_DEPTH) as u32
 }
 
-/// One snippet of the given strategy for the point before `stmt`.
-pub fn synthesize<R: Rand>(strategy: Strategy, stmt: StmtId, env: &Env, rand: &mut R) -> Edit {
+/// One snippet of the given strategy for the point before `stmt`. A statement on which its
+/// function's last path ends (see [`crate::model::Statement::ends_function`]) is not wrapped
+/// in a guard: compilers would warn that control reaches the end of the function. It gets an
+/// always-false block instead.
+pub fn synthesize<R: Rand>(strategy: Strategy, stmt: StmtId, env: &Env, wrappable: bool, rand: &mut R) -> Edit {
     let assignable: Vec<&EnvEntry> = env.entries.iter().filter(|e| e.assignable).collect();
     match strategy {
-        Strategy::Tg => {
+        Strategy::Tg if wrappable => {
             let p = syn_pred(env, true, depth(rand), rand);
             Edit::Wrap {
                 stmt,
@@ -138,7 +141,14 @@ pub fn hermes_variant<R: Rand>(loaded: &LoadedSeed, rand: &mut R) -> Vec<Edit> {
         .into_iter()
         .map(|stmt| {
             let strategy = Strategy::ALL[rand.below_or_zero(3)];
-            synthesize(strategy, stmt, &env_at(&loaded.valuation.points[&stmt]), rand)
+            let wrappable = !loaded.program.statement(stmt).ends_function;
+            synthesize(
+                strategy,
+                stmt,
+                &env_at(&loaded.valuation.points[&stmt]),
+                wrappable,
+                rand,
+            )
         })
         .collect()
 }
@@ -178,7 +188,14 @@ impl<S: HasRand> Mutator<Variant, S> for HermesMutator {
         }
         let rand = state.rand_mut();
         let stmt = points[rand.below_or_zero(points.len())];
-        let edit = synthesize(self.strategy, stmt, &env_at(&loaded.valuation.points[&stmt]), rand);
+        let wrappable = !loaded.program.statement(stmt).ends_function;
+        let edit = synthesize(
+            self.strategy,
+            stmt,
+            &env_at(&loaded.valuation.points[&stmt]),
+            wrappable,
+            rand,
+        );
         input.edits.push(edit);
         Ok(MutationResult::Mutated)
     }

@@ -422,10 +422,11 @@ fn each_hermes_strategy_leaves_its_mark_in_the_coverage() {
             let stmt = points[rand.below_or_zero(points.len())];
             let env = env_at(&loaded.valuation.points[&stmt]);
             let has_assignable = env.entries.iter().any(|e| e.assignable);
-            if strategy == Strategy::Tcb && !has_assignable {
+            let wrappable = !loaded.program.statement(stmt).ends_function;
+            if (strategy == Strategy::Tcb && !has_assignable) || (strategy == Strategy::Tg && !wrappable) {
                 continue;
             }
-            let edit = synthesize(strategy, stmt, &env, &mut rand);
+            let edit = synthesize(strategy, stmt, &env, wrappable, &mut rand);
             let text = programs.materialize(&Variant::new(id.clone(), vec![edit])).unwrap();
             let counts = line_counts(&text, dir.path());
             let lines: Vec<&str> = text.lines().collect();
