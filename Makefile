@@ -104,6 +104,31 @@ $(BUILD)/tcc-gcov/tcc: $(TCC_SRC)/.unpacked
 	$(TCC_CONFIGURE) --extra-cflags="-O0 -g --coverage" --extra-ldflags=--coverage > configure.log \
 		&& $(MAKE) tcc libtcc1.a > make.log 2>&1 && rm -f *.gcda
 
+# The compilers' own execution tests as seeds (`ccfuzz fuzz --seeds DIR`): GCC's
+# gcc.c-torture/execute (self-checking: exit 0, no output) from Debian's gcc-12 source, and
+# TinyCC's tests2 with their expected output. `X.expect` beside `X.c` is what X must print.
+SEEDS_DIR := $(BUILD)/seeds
+GCC_SRC := $(BUILD)/gcc-src
+
+$(SEEDS_DIR)/gcc-torture/.done:
+	$(MAKE) deb-src
+	rm -rf $(GCC_SRC) && mkdir -p $(GCC_SRC)
+	cd $(GCC_SRC) && apt-get source --download-only -q gcc-12
+	cd $(GCC_SRC) && tar -xzf gcc-12_*.orig.tar.gz --wildcards '*/gcc-*-dfsg.tar.xz' \
+		&& tar -xJf */gcc-*-dfsg.tar.xz --wildcards '*/gcc/testsuite/gcc.c-torture/execute/*.c'
+	rm -rf $(@D) && mkdir -p $(@D)
+	cp $(GCC_SRC)/gcc-[0-9]*/gcc/testsuite/gcc.c-torture/execute/*.c $(@D)/
+	for f in $(@D)/*.c; do : > "$${f%.c}.expect"; done
+	rm -rf $(GCC_SRC)
+	touch $@
+
+$(SEEDS_DIR)/tcc-tests2/.done: $(TCC_SRC)/.unpacked
+	rm -rf $(@D) && mkdir -p $(@D)
+	cp "$$(ls -d $(TCC_SRC)/tcc-*/ | head -n 1)"tests/tests2/*.c "$$(ls -d $(TCC_SRC)/tcc-*/ | head -n 1)"tests/tests2/*.expect $(@D)/
+	touch $@
+
+seeds: deps $(SEEDS_DIR)/gcc-torture/.done $(SEEDS_DIR)/tcc-tests2/.done
+
 instrumented-tcc: deps $(BUILD)/tcc-afl/tcc $(BUILD)/tcc-gcov/tcc $(BUILD)/tcc-plain/tcc
 
 test: deps lint instrumented-tcc

@@ -1,9 +1,12 @@
 //! A directory of C files profiled into the seed store, each rejection reported on one line.
+//! `X.expect` beside `X.c` is what X must print (with exit status 0): a test suite's expected
+//! output, or an empty file for self-checking tests such as GCC's torture tests.
 
 use crate::config::Config;
 use crate::seeds::SeedMaker;
 use anyhow::{Context, Result};
 use ccfuzz_mutators::seed::SeedStore;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Profiles every `.c` file of `dir` into the store, reporting rejections one line each.
@@ -16,6 +19,7 @@ pub fn profile_directory(config: &Config, store: &SeedStore, dir: &Path, workdir
         .collect();
     files.sort();
     let (mut accepted, mut rejected) = (0, 0);
+    let mut reasons: BTreeMap<&'static str, usize> = BTreeMap::new();
     for file in files {
         let source = match std::fs::read_to_string(&file) {
             Ok(s) => s,
@@ -25,18 +29,24 @@ pub fn profile_directory(config: &Config, store: &SeedStore, dir: &Path, workdir
                 continue;
             }
         };
-        match maker.make(&source, &file.display().to_string())? {
+        let expected = std::fs::read(file.with_extension("expect")).ok();
+        match maker.make_with_oracle(&source, &file.display().to_string(), expected.as_deref())? {
             Ok(id) => {
                 println!("seed {}: accepted as {id}", file.display());
                 accepted += 1;
             }
             Err(reason) => {
                 println!("seed {}: rejected: {reason}", file.display());
+                *reasons.entry(reason.class()).or_default() += 1;
                 rejected += 1;
             }
         }
     }
     println!("seeds: {accepted} accepted, {rejected} rejected");
+    if !reasons.is_empty() {
+        let counts: Vec<String> = reasons.iter().map(|(class, n)| format!("{class} {n}")).collect();
+        println!("rejections: {}", counts.join(", "));
+    }
     println!("seed making: {}", maker.timing.describe());
     Ok((accepted, rejected))
 }

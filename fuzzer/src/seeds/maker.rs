@@ -35,6 +35,25 @@ pub enum Rejection {
     },
     /// A sanitizer reported undefined behaviour or an uninitialized read.
     Sanitizer(SanitizerReport),
+    /// The reference and the UB checks do not print what the program must (its `.expect`
+    /// file, or Orange's computed values).
+    Unexpected(String),
+}
+
+impl Rejection {
+    /// The kind of rejection, for counts.
+    pub fn class(&self) -> &'static str {
+        match self {
+            Rejection::Preprocess(_) => "preprocess",
+            Rejection::Parse(_) => "parse",
+            Rejection::Compile(_) => "compile",
+            Rejection::Timeout => "timeout",
+            Rejection::Crash(_) => "crash",
+            Rejection::Differs { .. } => "differs",
+            Rejection::Sanitizer(report) => report.sanitizer,
+            Rejection::Unexpected(_) => "unexpected output",
+        }
+    }
 }
 
 impl fmt::Display for Rejection {
@@ -51,6 +70,7 @@ impl fmt::Display for Rejection {
                     "prints something else under {config} (undefined behaviour?): {detail}"
                 )
             }
+            Rejection::Unexpected(detail) => write!(f, "does not print its expected output: {detail}"),
             Rejection::Sanitizer(report) => {
                 write!(f, "{} ({}): {}", report.meaning, report.sanitizer, report.detail)
             }
@@ -231,14 +251,6 @@ impl SeedMaker {
         let RunResult::Exited { code, stdout, .. } = &expected else {
             unreachable!("profile returns exited runs only")
         };
-        if reference != expected {
-            log::warn!(
-                "{} prints {} where the program computed {}: a finding against the reference if the UB checks agree with the program",
-                self.config.reference.name(),
-                reference.describe(),
-                expected.describe()
-            );
-        }
         for check in &self.config.ub_check {
             let source = dir.path().join("seed.c");
             let binary = dir.path().join("check");
@@ -257,6 +269,13 @@ impl SeedMaker {
                 ))));
             }
             let run = run_binary(&binary, self.config.seed_timeout())?;
+            if reference != expected && !run.is_expected(*code, stdout) {
+                return Ok(Err(Rejection::Unexpected(format!(
+                    "{} instead of {}",
+                    reference.describe(),
+                    expected.describe()
+                ))));
+            }
             if !run.is_expected(*code, stdout) {
                 let detail = format!("{} instead of {}", run.describe(), expected.describe());
                 return Ok(Err(Rejection::Differs {
@@ -264,6 +283,14 @@ impl SeedMaker {
                     detail,
                 }));
             }
+        }
+        if reference != expected {
+            log::warn!(
+                "{} prints {} where the program must print {}, and the UB checks agree with the program: a finding against the reference",
+                self.config.reference.name(),
+                reference.describe(),
+                expected.describe()
+            );
         }
         if let Some(clang) = &self.sanitizing_clang {
             let source = dir.path().join("seed.c");
