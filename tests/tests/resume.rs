@@ -1,5 +1,5 @@
 //! A campaign killed with SIGKILL and started again on its directory keeps every finding and
-//! every corpus entry, and goes on from them.
+//! every corpus entry, goes on from them, and removes the shared memory the killed run left.
 
 mod common;
 
@@ -12,6 +12,21 @@ use std::collections::BTreeSet;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+/// Shared-memory segments nobody has attached whose creator is dead: the leftovers of a kill.
+fn orphan_segments() -> BTreeSet<i64> {
+    let table = std::fs::read_to_string("/proc/sysvipc/shm").unwrap();
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<i64> = line.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+            let (id, creator, attached) = (f[1], f[4], f[6]);
+            let dead = nix::sys::signal::kill(Pid::from_raw(creator as i32), None).is_err();
+            (attached == 0 && dead).then_some(id)
+        })
+        .collect()
+}
 
 fn corpus_entries(out: &Path) -> BTreeSet<String> {
     std::fs::read_dir(out.join("corpus"))
@@ -50,8 +65,11 @@ fn sigkill_then_resume_loses_nothing() {
         std::thread::sleep(Duration::from_millis(200));
     }
     std::thread::sleep(Duration::from_secs(2));
+    let orphans_before = orphan_segments();
     killpg(group, Signal::SIGKILL).unwrap();
     child.wait().unwrap();
+    let left_behind: BTreeSet<i64> = orphan_segments().difference(&orphans_before).copied().collect();
+    assert!(!left_behind.is_empty(), "a killed campaign leaves its shared memory");
     let corpus_before = corpus_entries(&out);
     let findings_before = findings(&out);
 
@@ -72,6 +90,12 @@ fn sigkill_then_resume_loses_nothing() {
         corpus_after.is_superset(&corpus_before),
         "{corpus_before:?} -> {corpus_after:?}"
     );
+    assert!(
+        log.contains("shared-memory segments a killed run on this directory left behind"),
+        "{log}"
+    );
+    let still_there: Vec<i64> = orphan_segments().intersection(&left_behind).copied().collect();
+    assert!(still_there.is_empty(), "left behind: {still_there:?}");
     assert_eq!(findings(&out), findings_before);
     for finding in findings(&out) {
         assert_reproduces(&finding);

@@ -34,6 +34,13 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
     // Scratch files of a killed run are garbage; corpus, seeds and findings are never touched.
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp)?;
+    match crate::ops::orphan_memory::clean_up_and_mark_start(&options.out) {
+        Ok(0) => {}
+        Ok(removed) => {
+            log::info!("removed {removed} shared-memory segments a killed run on this directory left behind")
+        }
+        Err(e) => log::warn!("{e:#}"),
+    }
     let store = options.store()?;
     if let SeedSource::Directory(dir) = &options.seeds {
         let profiled = profile_directory(&options.config, &store, dir, &tmp);

@@ -3,6 +3,7 @@
 //! statistics ([`user_stats`]).
 
 pub mod background_triage;
+pub mod orphan_memory;
 pub mod shutdown;
 pub mod status;
 pub mod user_stats;
