@@ -302,12 +302,18 @@ const DEAD_OPERATORS: [BinaryOp; 14] = [
 /// narrowest promoted type), a shifted constant is not negative, and a sub-expression of
 /// constants is evaluated by the C-semantics core and kept only when it is defined.
 fn dead_expression<R: Rand>(env: &Env, rand: &mut R) -> String {
-    let operand = |rand: &mut R| -> (String, Option<i128>) {
+    // A `const` variable with one value is a constant to the compiler too.
+    let operand = |rand: &mut R| -> (String, Option<Value>) {
         if env.entries.is_empty() || rand.coinflip(0.3) {
             let value = rand.below_or_zero(200) as i128 - 100;
-            (value.to_string(), Some(value))
+            (value.to_string(), Some(Value::new(IntKind::Int, value)))
         } else {
-            (env.entries[rand.below_or_zero(env.entries.len())].expr.clone(), None)
+            let entry = &env.entries[rand.below_or_zero(env.entries.len())];
+            let known = match (&entry.values[..], entry.assignable) {
+                ([only], false) => Some(Value::new(entry.kind, *only)),
+                _ => None,
+            };
+            (entry.expr.clone(), known)
         }
     };
     let (mut text, mut value) = operand(rand);
@@ -315,20 +321,22 @@ fn dead_expression<R: Rand>(env: &Env, rand: &mut R) -> String {
         let op = DEAD_OPERATORS[rand.below_or_zero(DEAD_OPERATORS.len())];
         let (mut right, mut right_value) = operand(rand);
         match (op, right_value) {
-            (BinaryOp::Div | BinaryOp::Rem, Some(0)) => (right, right_value) = ("1".into(), Some(1)),
-            (BinaryOp::Shl | BinaryOp::Shr, Some(count)) => {
-                let count = count.rem_euclid(32);
-                (right, right_value) = (count.to_string(), Some(count));
+            (BinaryOp::Div | BinaryOp::Rem, Some(v)) if v.value == 0 => {
+                (right, right_value) = ("1".into(), Some(Value::new(IntKind::Int, 1)))
+            }
+            (BinaryOp::Shl | BinaryOp::Shr, Some(count)) if !(0..32).contains(&count.value) => {
+                let count = count.value.rem_euclid(32);
+                (right, right_value) = (count.to_string(), Some(Value::new(IntKind::Int, count)));
             }
             _ => {}
         }
-        if let Some(negative) = value.filter(|v| *v < 0 && matches!(op, BinaryOp::Shl | BinaryOp::Shr)) {
-            text = (-negative).to_string();
-            value = Some(-negative);
+        if let Some(negative) = value.filter(|v| v.value < 0 && matches!(op, BinaryOp::Shl | BinaryOp::Shr)) {
+            text = (-negative.value).to_string();
+            value = Some(Value::new(IntKind::Int, -negative.value));
         }
         let combined = match (value, right_value) {
-            (Some(a), Some(b)) => match eval_binary(op, Value::new(IntKind::Int, a), Value::new(IntKind::Int, b)) {
-                Ok(result) => Some(result.value),
+            (Some(a), Some(b)) => match eval_binary(op, a, b) {
+                Ok(result) => Some(result),
                 // A constant expression with undefined behaviour: leave the operator out.
                 Err(_) => continue,
             },
@@ -472,13 +480,23 @@ mod tests {
     fn dead_code_has_nothing_a_compiler_diagnoses() {
         let mut rand = StdRand::with_seed(7);
         let empty = Env::default();
+        // Constants the compilers see through: `static const` variables of one value.
+        let mut with_constants = env();
+        for (name, value) in [("z", 0), ("w", 40)] {
+            with_constants.entries.push(EnvEntry {
+                expr: name.into(),
+                kind: IntKind::Int,
+                assignable: false,
+                values: vec![value],
+            });
+        }
         let mut body = String::new();
         for i in 0..400 {
-            let env = if i % 2 == 0 { &empty } else { &env() };
+            let env = if i % 2 == 0 { &empty } else { &with_constants };
             body.push_str(&format!("    sink = {};\n", dead_expression(env, &mut rand)));
         }
         let program =
-            format!("int sink;\nvoid never(int a, short b, unsigned short c, unsigned e, int m) {{\n{body}}}\n");
+            format!("int sink;\nstatic const int z = 0, w = 40;\nvoid never(int a, short b, unsigned short c, unsigned e, int m) {{\n{body}}}\n");
         let dir = tempfile::tempdir().unwrap();
         let source = dir.path().join("dead.c");
         std::fs::write(&source, &program).unwrap();
