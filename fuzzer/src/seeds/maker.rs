@@ -358,7 +358,8 @@ impl SeedMaker {
             )?;
             if let Some(failure) = failure {
                 return Ok(Err(format!(
-                    "the instrumented seed does not compile: {}",
+                    "the instrumented seed does not compile with {}: {}",
+                    compiler.name(),
                     failure.describe()
                 )));
             }
