@@ -50,8 +50,13 @@ fn is_orphan(segment: &Segment, since: u64, user: u32, alive: impl Fn(i32) -> bo
         && !alive(segment.creator)
 }
 
+/// Whether process `pid` runs: a zombie (killed, not yet reaped by whoever inherited it) has
+/// released its memory and counts as dead.
 fn alive(pid: i32) -> bool {
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
+        .unwrap_or(false)
 }
 
 /// Removes the orphans of the previous run on `out` and records that a new one starts now.
