@@ -3,13 +3,8 @@
 
 mod common;
 
-use ccfuzz_mutators::edit::Edit;
-use ccfuzz_mutators::input::Variant;
-use ccfuzz_mutators::model::Execution;
-use ccfuzz_mutators::programs::Programs;
-use ccfuzz_mutators::seed::{SeedId, SeedStore};
+use ccfuzz_mutators::seed::SeedStore;
 use common::*;
-use libafl::inputs::Input;
 
 #[test]
 fn implementation_defined_char_signedness_is_an_output_mismatch() {
@@ -83,25 +78,6 @@ fn bad_seeds_are_rejected_with_their_reason() {
     );
 }
 
-/// Profiles one seed into `out/seeds` and returns its id.
-fn store_seed(out: &std::path::Path, config: &std::path::Path, seed_dir: &std::path::Path) -> SeedId {
-    let output = ccfuzz()
-        .args(["seeds", "--store"])
-        .arg(out.join("seeds"))
-        .arg("--dir")
-        .arg(seed_dir)
-        .arg("--config")
-        .arg(config)
-        .output()
-        .unwrap();
-    let log = text(&output);
-    let id = log
-        .lines()
-        .find_map(|l| l.split("accepted as ").nth(1))
-        .unwrap_or_else(|| panic!("{log}"));
-    SeedId(id.trim().to_string())
-}
-
 #[test]
 fn a_real_clang_crash_in_a_variant_is_a_crash_finding() {
     let dir = tempfile::tempdir().unwrap();
@@ -113,33 +89,7 @@ fn a_real_clang_crash_in_a_variant_is_a_crash_finding() {
     let id = store_seed(&out, &config, &seed_dir);
 
     // A variant that inserts clang's crash pragma before a statement that ran.
-    let programs = Programs::new(SeedStore::open(out.join("seeds")).unwrap(), 1);
-    let program = &programs.get(&id).unwrap().program;
-    let target = program
-        .statements
-        .iter()
-        .find(|s| s.execution == Execution::Executed && !s.function_body)
-        .unwrap()
-        .id;
-    let variant = Variant::new(
-        id,
-        vec![Edit::InsertBefore {
-            stmt: target,
-            code: "\n#pragma clang __debug crash\n".into(),
-        }],
-    );
-    let file = dir.path().join("variant");
-    variant.to_file(&file).unwrap();
-
-    let output = ccfuzz()
-        .arg("replay")
-        .arg("--out")
-        .arg(&out)
-        .arg("--config")
-        .arg(&config)
-        .arg(&file)
-        .output()
-        .unwrap();
+    let output = replay_insertion(&out, &config, id, "\n#pragma clang __debug crash\n");
     let log = text(&output);
     assert!(output.status.success(), "{log}");
     let found = findings(&out);

@@ -4,13 +4,7 @@
 
 mod common;
 
-use ccfuzz_mutators::edit::Edit;
-use ccfuzz_mutators::input::Variant;
-use ccfuzz_mutators::model::Execution;
-use ccfuzz_mutators::programs::Programs;
-use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use common::*;
-use libafl::inputs::Input;
 use std::path::Path;
 use std::process::Command;
 
@@ -79,50 +73,10 @@ fn an_unneeded_edit_that_trips_the_guard_does_not_decide_the_verdict() {
     std::fs::copy(seeds("char").join("plain_char.c"), seed_dir.join("plain_char.c")).unwrap();
     // plain_char.c alone prints something else under -funsigned-char: no edit is needed.
     let config = write_config(dir.path(), &["gcc -O0 -funsigned-char"], 60.0);
-    let output = ccfuzz()
-        .args(["seeds", "--store"])
-        .arg(out.join("seeds"))
-        .arg("--dir")
-        .arg(&seed_dir)
-        .arg("--config")
-        .arg(&config)
-        .output()
-        .unwrap();
-    let log = text(&output);
-    let id = SeedId(
-        log.lines()
-            .find_map(|l| l.split("accepted as ").nth(1))
-            .unwrap_or_else(|| panic!("{log}"))
-            .trim()
-            .to_string(),
-    );
+    let id = store_seed(&out, &config, &seed_dir);
     // An edit the symptom does not need, which reads an uninitialized variable: the guard's
     // warnings reject the variant that carries it.
-    let programs = Programs::new(SeedStore::open(out.join("seeds")).unwrap(), 1);
-    let program = &programs.get(&id).unwrap().program;
-    let target = program
-        .statements
-        .iter()
-        .find(|s| s.execution == Execution::Executed && !s.function_body)
-        .unwrap()
-        .id;
-    let variant = Variant::new(
-        id,
-        vec![Edit::InsertBefore {
-            stmt: target,
-            code: "{ int unset; if (unset) g = g; }\n".into(),
-        }],
-    );
-    let file = dir.path().join("variant");
-    variant.to_file(&file).unwrap();
-    let replayed = ccfuzz()
-        .args(["replay", "--out"])
-        .arg(&out)
-        .arg("--config")
-        .arg(&config)
-        .arg(&file)
-        .output()
-        .unwrap();
+    let replayed = replay_insertion(&out, &config, id, "{ int unset; if (unset) g = g; }\n");
     assert_eq!(findings(&out).len(), 1, "{}", text(&replayed));
 
     let output = ccfuzz()

@@ -126,3 +126,57 @@ pub fn clang_22() -> PathBuf {
     assert!(path.is_file(), "{} is missing: run `make clang-22`", path.display());
     path.canonicalize().unwrap()
 }
+
+/// Profiles the seeds of `seed_dir` into `out/seeds` and returns the id of the first accepted.
+pub fn store_seed(out: &Path, config: &Path, seed_dir: &Path) -> ccfuzz_mutators::seed::SeedId {
+    let output = ccfuzz()
+        .args(["seeds", "--store"])
+        .arg(out.join("seeds"))
+        .arg("--dir")
+        .arg(seed_dir)
+        .arg("--config")
+        .arg(config)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    let id = log
+        .lines()
+        .find_map(|l| l.split("accepted as ").nth(1))
+        .unwrap_or_else(|| panic!("{log}"));
+    ccfuzz_mutators::seed::SeedId(id.trim().to_string())
+}
+
+/// Executes with `ccfuzz replay` the variant of seed `id` that inserts `code` before the first
+/// statement that ran, saving any finding in `out/findings`; returns replay's output.
+pub fn replay_insertion(out: &Path, config: &Path, id: ccfuzz_mutators::seed::SeedId, code: &str) -> Output {
+    use ccfuzz_mutators::edit::Edit;
+    use ccfuzz_mutators::input::Variant;
+    use ccfuzz_mutators::model::Execution;
+    use libafl::inputs::Input;
+    let programs =
+        ccfuzz_mutators::programs::Programs::new(ccfuzz_mutators::seed::SeedStore::open(out.join("seeds")).unwrap(), 1);
+    let program = &programs.get(&id).unwrap().program;
+    let target = program
+        .statements
+        .iter()
+        .find(|s| s.execution == Execution::Executed && !s.function_body)
+        .unwrap()
+        .id;
+    let variant = Variant::new(
+        id,
+        vec![Edit::InsertBefore {
+            stmt: target,
+            code: code.into(),
+        }],
+    );
+    let file = out.join("replayed-variant");
+    variant.to_file(&file).unwrap();
+    ccfuzz()
+        .args(["replay", "--out"])
+        .arg(out)
+        .arg("--config")
+        .arg(config)
+        .arg(&file)
+        .output()
+        .unwrap()
+}
