@@ -1,0 +1,29 @@
+#!/bin/bash
+# Variants of csmith seeds through the triage guard's gcc and clang warning sets (the
+# warnings it turns into errors: triage/src/check.rs): how many variants would the guard reject
+# although nothing in them is undefined?
+#
+#   tests/studies/guard_warnings.sh target/release/ccfuzz OUT hermes|orion|athena SEEDS VARIANTS
+#
+# Prints "FAMILY: N variants of S seeds; gcc guard fails G, clang guard fails C" and keeps each
+# failing variant's first error in OUT/failures.txt.
+set -u
+bin=$(realpath "$1"); out=$2; family=$3; nseeds=$4; per=$5
+check_rs="$(dirname "$0")/../../triage/src/check.rs"
+warnings() { sed -n "/pub const $1/,/^];/p" "$check_rs" | grep -o '"[^"]*"' | tr -d '"' | sed 's/^/-Werror=/' | tr '\n' ' '; }
+gcc_flags=$(warnings GCC_UB_WARNINGS)
+clang_flags=$(warnings CLANG_UB_WARNINGS)
+rm -rf "$out"; mkdir -p "$out"
+total=0; gcc_fails=0; clang_fails=0
+for s in $(seq 1 "$nseeds"); do
+  csmith --no-packed-struct -s "$s" > "$out/cs$s.c" 2>/dev/null
+  timeout 300 "$bin" mutate --seed "$out/cs$s.c" --mutator "$family" -n "$per" --out "$out/v$s" --random-seed "$s" >/dev/null 2>&1 || continue
+  for v in "$out/v$s"/variant-*.c; do
+    total=$((total+1))
+    gcc-12 -O1 -c $gcc_flags -I/usr/include/csmith "$v" -o "$out/x.o" 2> "$out/g.err" \
+      || { gcc_fails=$((gcc_fails+1)); echo "gcc: $v: $(grep -m1 error: "$out/g.err")" >> "$out/failures.txt"; }
+    clang-19 -fsyntax-only $clang_flags -I/usr/include/csmith "$v" 2> "$out/c.err" \
+      || { clang_fails=$((clang_fails+1)); echo "clang: $v: $(grep -m1 error: "$out/c.err")" >> "$out/failures.txt"; }
+  done
+done
+echo "$family: $total variants of $nseeds seeds; gcc guard fails $gcc_fails, clang guard fails $clang_fails"
