@@ -1,6 +1,6 @@
 //! `ccfuzz triage` end to end on a real TinyCC 0.9.27 bug: a campaign against `tcc -b` finds
-//! it in two different programs, and triage reduces both, finds them UB-free, merges them into
-//! one bug and writes a report whose script reproduces it.
+//! it in two different programs, and triage reduces one, finds it UB-free, absorbs the other
+//! by its cheap fingerprint into one bug and writes a report whose script reproduces it.
 
 mod common;
 
@@ -28,7 +28,11 @@ fn a_tcc_bounds_checker_bug_found_twice_is_one_small_reproducible_bug() {
     let output = ccfuzz().arg("triage").arg(&out).output().unwrap();
     let log = text(&output);
     assert!(output.status.success(), "{log}");
-    assert!(log.contains("2 raw findings: 2 reduced"), "{log}");
+    // The smaller is reduced; the other has its cheap fingerprint and is absorbed.
+    assert!(
+        log.contains("2 raw findings: 1 reduced, 1 duplicates of a reduced one"),
+        "{log}"
+    );
     assert!(log.contains("1 distinct bugs"), "{log}");
     let bugs = bugs_json(&out);
     let bugs = bugs.as_array().unwrap();
@@ -56,6 +60,12 @@ fn a_tcc_bounds_checker_bug_found_twice_is_one_small_reproducible_bug() {
     assert!(guard.success());
     let report = std::fs::read_to_string(bug_dir.join("report.md")).unwrap();
     assert!(report.contains("tcc version 0.9.27"), "{report}");
+    // Tried again with the newest installed tcc (the same one here), and where to look upstream.
+    assert!(report.contains("- `tcc -b`: still shows"), "{report}");
+    assert!(
+        report.contains("## Known upstream?\n\nTinyCC has no issue tracker"),
+        "{report}"
+    );
 
     // A second run reads the results back instead of reducing again.
     let again = ccfuzz().arg("triage").arg(&out).output().unwrap();
@@ -97,4 +107,59 @@ fn an_unneeded_edit_that_trips_the_guard_does_not_decide_the_verdict() {
     )
     .unwrap();
     assert!(!reduced.contains("unset"), "{reduced}");
+}
+
+#[test]
+fn a_second_finding_of_a_reduced_bug_is_absorbed_without_reduction() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["gcc -O0 -funsigned-char"], 60.0);
+    // Two seeds that print different numbers, both wrong under -funsigned-char: two raw
+    // findings of one bug.
+    let plain_char = std::fs::read_to_string(seeds("char").join("plain_char.c")).unwrap();
+    let mut ids = Vec::new();
+    for (name, text) in [("a", plain_char.clone()), ("b", plain_char.replace("i < 10", "i < 12"))] {
+        let seed_dir = dir.path().join(name);
+        std::fs::create_dir_all(&seed_dir).unwrap();
+        std::fs::write(seed_dir.join(format!("{name}.c")), text).unwrap();
+        ids.push(store_seed(&out, &config, &seed_dir));
+    }
+    for id in ids {
+        replay_insertion(&out, &config, id, "g = g;\n");
+    }
+    assert_eq!(findings(&out).len(), 2);
+
+    let output = ccfuzz()
+        .args(["triage", "--reducer", "none", "--config"])
+        .arg(&config)
+        .arg(&out)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    assert!(
+        log.contains("2 raw findings: 1 reduced, 1 duplicates of a reduced one"),
+        "{log}"
+    );
+    let bugs = bugs_json(&out);
+    assert_eq!(bugs.as_array().unwrap().len(), 1, "{bugs}");
+    assert_eq!(bugs[0]["findings"].as_array().unwrap().len(), 2, "{bugs}");
+    // The duplicate was neither minimized nor reduced: it names its representative.
+    let work = out.join("triage/work");
+    let verdicts: Vec<serde_json::Value> = std::fs::read_dir(&work)
+        .unwrap()
+        .map(|e| serde_json::from_slice(&std::fs::read(e.unwrap().path().join("result.json")).unwrap()).unwrap())
+        .collect();
+    let duplicate = verdicts
+        .iter()
+        .find(|v| v["verdict"].get("duplicate").is_some())
+        .unwrap_or_else(|| panic!("{verdicts:?}"));
+    let representative = duplicate["verdict"]["duplicate"]["of"].as_str().unwrap();
+    assert!(verdicts
+        .iter()
+        .any(|v| v["finding"] == representative && v["verdict"] == "reduced"));
+    assert!(!work
+        .join(duplicate["finding"].as_str().unwrap())
+        .join("reduced")
+        .exists());
 }

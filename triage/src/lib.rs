@@ -2,12 +2,17 @@
 //! on its edit list (ddmin), then reduced as text by cvise or creduce under an interestingness
 //! test that keeps the symptom and rejects undefined behaviour; the reduced program is
 //! fingerprinted (crash signature, or the compiler pass that causes the wrong code), findings
-//! with one fingerprint are merged into one bug, and each bug gets a report directory.
+//! with one fingerprint are merged into one bug, and each bug gets a report directory. Findings
+//! are bucketed first, so that one representative per bucket is reduced and the others are
+//! absorbed when their cheap fingerprint matches. A reduced bug is tried again with the newest
+//! installed compilers of its family.
 
+pub mod bucket;
 pub mod check;
 pub mod ddmin;
 pub mod finding;
 pub mod fingerprint;
+pub mod newest;
 pub mod pipeline;
 pub mod reduce;
 pub mod report;

@@ -1,11 +1,15 @@
 //! Triage of one finding, and of a campaign's findings directory: re-run (flaky or not),
-//! edit-list ddmin, text reduction, fingerprint. Each finding's result is kept in its work
-//! directory, so triaging a growing campaign again only looks at the new findings.
+//! edit-list ddmin, text reduction, fingerprint. Findings are taken bucket by bucket; one that
+//! matches a reduced representative's cheap fingerprint is absorbed without reduction. Each
+//! finding's result is kept in its work directory, so triaging a growing campaign again only
+//! looks at the new findings.
 
+use crate::bucket::{has_representatives, order_by_bucket, representative};
 use crate::check::{run_script, Check, Guard, Misbehaviour, RunOptions, Symptom};
 use crate::ddmin::ddmin;
 use crate::finding::{saved_findings, FindingKind, SavedFinding};
 use crate::fingerprint::{crash_markers, crash_signal, fingerprint};
+use crate::newest::still_shows;
 use crate::reduce::{line_count, reduce};
 use crate::report::{write_reports, Bug};
 use crate::verdict::{OrangeMinimization, Triaged, Verdict};
@@ -28,6 +32,9 @@ pub struct Options {
     pub jobs: usize,
     /// Runs of the original variant; a symptom that shows in some but not all is flaky.
     pub runs: u32,
+    /// The newest installed compilers (program names or paths), each tried on a reduced bug of
+    /// its family.
+    pub newest: Vec<String>,
 }
 
 /// The interestingness check of a finding.
@@ -57,12 +64,14 @@ pub fn check_of(saved: &SavedFinding, guard: &Guard) -> Check {
     }
 }
 
-/// Triages one finding in `work` (created, emptied first).
+/// Triages one finding in `work` (created, emptied first). `cheap_fingerprint` is its
+/// unreduced variant's fingerprint when already computed.
 pub fn triage_finding(
     saved: &SavedFinding,
     programs: Option<&Programs>,
     work: &Path,
     options: &Options,
+    cheap_fingerprint: Option<String>,
 ) -> Result<Triaged> {
     let started = Instant::now();
     let _ = fs::remove_dir_all(work);
@@ -81,10 +90,12 @@ pub fn triage_finding(
         lines_before: line_count(&variant),
         lines_after: line_count(&variant),
         fingerprint: None,
+        cheap_fingerprint,
         reason: None,
         test: work.join("start").join("test.c"),
         seconds: 0.0,
         orange: None,
+        newest: Vec::new(),
     };
     let start = result.test.clone();
     write_file(&start, &variant)?;
@@ -119,6 +130,9 @@ pub fn triage_finding(
     if result.verdict != Verdict::Reduced {
         result.seconds = started.elapsed().as_secs_f64();
         return Ok(result);
+    }
+    if result.cheap_fingerprint.is_none() {
+        result.cheap_fingerprint = Some(fingerprint_unreduced(&check, &script, &start, work)?);
     }
 
     // Edit-list minimization, when the seed is at hand to apply edits to. It runs before the
@@ -186,6 +200,7 @@ pub fn triage_finding(
     }
     result.lines_after = line_count(&text);
     result.fingerprint = Some(fingerprint(&check, &script, &reduced, work)?);
+    result.newest = still_shows(&check, &reduced, &options.newest, work)?;
     result.test = reduced;
     result.seconds = started.elapsed().as_secs_f64();
     Ok(result)
@@ -255,17 +270,26 @@ pub fn triage_campaign(out: &Path, options: &Options) -> Result<(Vec<Triaged>, V
         .then(|| SeedStore::open(&seeds).map(|store| Programs::new(store, 4)))
         .transpose()?;
     let mut results = Vec::new();
-    for saved in &findings {
-        let work = out.join("triage").join("work").join(&saved.name);
-        let result_path = work.join("result.json");
-        if let Ok(bytes) = fs::read(&result_path) {
-            if let Ok(result) = serde_json::from_slice::<Triaged>(&bytes) {
-                results.push(result);
-                continue;
+    let mut pending = Vec::new();
+    for saved in findings {
+        let result_path = out.join("triage").join("work").join(&saved.name).join("result.json");
+        match fs::read(&result_path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Triaged>(&b).ok())
+        {
+            Some(result) => results.push(result),
+            None => {
+                let check = check_of(&saved, &options.guard);
+                pending.push((saved, check));
             }
         }
+    }
+    order_by_bucket(&mut pending);
+    for (saved, check) in &pending {
+        let work = out.join("triage").join("work").join(&saved.name);
         log::info!("triaging {}", saved.name);
-        match triage_finding(saved, programs.as_ref(), &work, options) {
+        let triaged = absorb_or_triage(saved, check, &results, programs.as_ref(), &work, options);
+        match triaged {
             Ok(result) => {
                 log::info!(
                     "{}: {:?}, {} -> {} lines, {:.0} s, {}",
@@ -276,7 +300,7 @@ pub fn triage_campaign(out: &Path, options: &Options) -> Result<(Vec<Triaged>, V
                     result.seconds,
                     result.fingerprint.as_deref().unwrap_or("-")
                 );
-                fs::write(&result_path, serde_json::to_vec_pretty(&result)?)?;
+                fs::write(work.join("result.json"), serde_json::to_vec_pretty(&result)?)?;
                 results.push(result);
             }
             // One finding that cannot be triaged must not stop the others; it is tried again
@@ -286,6 +310,67 @@ pub fn triage_campaign(out: &Path, options: &Options) -> Result<(Vec<Triaged>, V
     }
     let bugs = write_reports(&out.join("triage").join("bugs"), &results)?;
     Ok((results, bugs))
+}
+
+/// A finding whose bucket has reduced members: its cheap fingerprint first, and it is a
+/// duplicate when a representative has the same; otherwise (and for a first of its bucket) the
+/// whole triage.
+fn absorb_or_triage(
+    saved: &SavedFinding,
+    check: &Check,
+    results: &[Triaged],
+    programs: Option<&Programs>,
+    work: &Path,
+    options: &Options,
+) -> Result<Triaged> {
+    if !has_representatives(check, results) {
+        return triage_finding(saved, programs, work, options, None);
+    }
+    let started = Instant::now();
+    let _ = fs::remove_dir_all(work);
+    fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
+    let script = check.write(work)?;
+    let variant = saved.variant_text()?;
+    let start = work.join("start").join("test.c");
+    write_file(&start, &variant)?;
+    let symptom_only = RunOptions {
+        without_guard: true,
+        ..RunOptions::default()
+    };
+    if !run_script(&script, &start, &symptom_only)? {
+        return triage_finding(saved, programs, work, options, None);
+    }
+    let cheap = fingerprint_unreduced(check, &script, &start, work)?;
+    let Some(first) = representative(check, &cheap, results) else {
+        return triage_finding(saved, programs, work, options, Some(cheap));
+    };
+    Ok(Triaged {
+        finding: saved.name.clone(),
+        kind: saved.finding.kind,
+        configuration: saved.finding.configuration.clone(),
+        verdict: Verdict::Duplicate {
+            of: first.finding.clone(),
+        },
+        check: check.clone(),
+        edits_before: saved.finding.edits.len(),
+        edits_after: saved.finding.edits.len(),
+        lines_before: line_count(&variant),
+        lines_after: line_count(&variant),
+        fingerprint: first.fingerprint.clone(),
+        cheap_fingerprint: Some(cheap),
+        reason: None,
+        test: start,
+        seconds: started.elapsed().as_secs_f64(),
+        orange: None,
+        newest: Vec::new(),
+    })
+}
+
+/// The fingerprint of the unreduced variant `start`, computed in `work/cheap`.
+fn fingerprint_unreduced(check: &Check, script: &Path, start: &Path, work: &Path) -> Result<String> {
+    let scratch = work.join("cheap");
+    fs::create_dir_all(&scratch).with_context(|| format!("cannot create {}", scratch.display()))?;
+    fingerprint(check, script, start, &scratch)
 }
 
 /// One triage per campaign directory at a time (a background one and a manual one would reduce

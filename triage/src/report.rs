@@ -5,6 +5,7 @@
 
 use crate::check::{quote, Check, Symptom};
 use crate::finding::FindingKind;
+use crate::newest::family;
 use crate::verdict::{OrangeMinimization, Triaged, Verdict};
 use anyhow::{Context, Result};
 use ccfuzz_mutators::seed::content_hash;
@@ -40,7 +41,7 @@ pub fn write_reports(dir: &Path, results: &[Triaged]) -> Result<Vec<Bug>> {
     let mut groups: BTreeMap<(FindingKind, String, String, bool), Vec<&Triaged>> = BTreeMap::new();
     for result in results {
         let key = match (&result.verdict, &result.fingerprint) {
-            (Verdict::Reduced, Some(fingerprint)) => fingerprint.clone(),
+            (Verdict::Reduced | Verdict::Duplicate { .. }, Some(fingerprint)) => fingerprint.clone(),
             (Verdict::Flaky { .. }, _) => format!("flaky: {}", result.check.describe()),
             _ => continue,
         };
@@ -55,9 +56,13 @@ pub fn write_reports(dir: &Path, results: &[Triaged]) -> Result<Vec<Bug>> {
     let mut bugs: Vec<(Bug, &Triaged)> = groups
         .into_iter()
         .map(|((kind, configuration, fingerprint, flaky), members)| {
+            // A duplicate's test is its unreduced variant: the bug's test is a reduced one.
             let smallest = members
                 .iter()
-                .min_by_key(|m| (m.lines_after, m.finding.clone()))
+                .min_by_key(|m| {
+                    let duplicate = matches!(m.verdict, Verdict::Duplicate { .. });
+                    (duplicate, m.lines_after, m.finding.clone())
+                })
                 .expect("groups are not empty");
             let name = format!(
                 "{}-{}-{}",
@@ -143,7 +148,8 @@ fn write_bug(dir: &Path, bug: &Bug, representative: &Triaged) -> Result<()> {
          both results and exits 0 when the bug shows. `./interesting.sh test.c` is the test the\n\
          reduction kept true: the symptom plus the UB guard (gcc and clang UB warnings as errors,\n\
          gcc UBSan+ASan at -O0, agreement of {agree}).\n\n\
-         ## Compilers\n\n{versions}\n\n## Flags\n\n`{conf}` (with `-w test.c -o BINARY -lm` appended)\n\n## Findings\n\n{findings}\n",
+         ## Compilers\n\n{versions}\n\n## Flags\n\n`{conf}` (with `-w test.c -o BINARY -lm` appended)\n\n\
+         ## Still a bug?\n\n{newest}\n\n## Known upstream?\n\n{upstream}\n\n## Findings\n\n{findings}\n",
         kind = bug.kind.as_str(),
         conf = bug.configuration,
         fingerprint = bug.fingerprint,
@@ -164,11 +170,54 @@ fn write_bug(dir: &Path, bug: &Bug, representative: &Triaged) -> Result<()> {
             .collect::<Vec<_>>()
             .join(", "),
         versions = versions.join("\n"),
+        newest = still_a_bug(representative),
+        upstream = upstream_search(bug),
         findings = bug.findings.iter().map(|f| format!("- {f}")).collect::<Vec<_>>().join("\n"),
     );
     fs::write(dir.join("report.md"), report)?;
     fs::write(dir.join("bug.json"), serde_json::to_vec_pretty(bug)?)?;
     Ok(())
+}
+
+/// The report's lines on the newest installed compilers of the bug's family.
+fn still_a_bug(representative: &Triaged) -> String {
+    if representative.newest.is_empty() {
+        return "No newer compiler of this family was tried (none installed, or the bug is flaky).".into();
+    }
+    representative
+        .newest
+        .iter()
+        .map(|n| {
+            let verdict = if n.shows { "still shows" } else { "does not show" };
+            format!("- `{}`: {verdict}", n.configuration)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Where to look for the bug upstream, and with which words: ccfuzz has no network to search.
+fn upstream_search(bug: &Bug) -> String {
+    let symptom = match bug.kind {
+        FindingKind::Mismatch => "miscompilation",
+        FindingKind::Crash => "crash",
+        FindingKind::Hang => "hang",
+    };
+    let pass = bug
+        .fingerprint
+        .rsplit_once("pass ")
+        .or_else(|| bug.fingerprint.rsplit_once("gcc -f"))
+        .map(|(_, pass)| format!(" \"{pass}\""))
+        .unwrap_or_default();
+    match family(first_word(&bug.configuration)) {
+        "clang" => format!(
+            "Not searched by ccfuzz (it has no network). Search github.com/llvm/llvm-project issues for `{symptom}{pass}` (labels `miscompilation` or `crash`); the README's \"Bugs found\" records the searches made for the bugs listed there."
+        ),
+        "gcc" => format!(
+            "GCC's bugzilla cannot be searched from this machine; search gcc.gnu.org/bugzilla for `{symptom}{pass}` before filing."
+        ),
+        "tcc" => "TinyCC has no issue tracker: check current TinyCC (github.com/TinyCC/tinycc mob branch, `CCFUZZ_TCC_CURRENT`) and the tinycc-devel archive.".into(),
+        other => format!("No upstream tracker known to ccfuzz for `{other}`."),
+    }
 }
 
 fn first_word(line: &str) -> &str {
@@ -276,10 +325,12 @@ mod tests {
             lines_before: 1500,
             lines_after: lines,
             fingerprint: Some(fingerprint.into()),
+            cheap_fingerprint: None,
             reason: None,
             test,
             seconds: 1.0,
             orange: None,
+            newest: Vec::new(),
         }
     }
 

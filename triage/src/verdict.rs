@@ -4,6 +4,7 @@
 
 use crate::check::Check;
 use crate::finding::FindingKind;
+use crate::newest::StillShows;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -19,6 +20,9 @@ pub enum Verdict {
     RejectedByGuard,
     /// The symptom does not show any more.
     NotReproduced,
+    /// Shows the symptom with the cheap fingerprint of the reduced finding `of`, in its bucket:
+    /// not reduced again.
+    Duplicate { of: String },
 }
 
 /// The result of triaging one finding (`result.json` in its work directory).
@@ -36,6 +40,9 @@ pub struct Triaged {
     pub lines_before: usize,
     pub lines_after: usize,
     pub fingerprint: Option<String>,
+    /// The fingerprint of the unreduced variant, what bucket members are compared by.
+    #[serde(default)]
+    pub cheap_fingerprint: Option<String>,
     /// Why the UB guard rejected the program, for `RejectedByGuard`.
     #[serde(default)]
     pub reason: Option<String>,
@@ -45,6 +52,9 @@ pub struct Triaged {
     /// Orange's own minimization, for a finding that is an unedited Orange program.
     #[serde(default)]
     pub orange: Option<OrangeMinimization>,
+    /// The reduced test under the newest installed compilers of its family.
+    #[serde(default)]
+    pub newest: Vec<StillShows>,
 }
 
 /// What Orange's minimizer made of a finding's program, before text reduction.

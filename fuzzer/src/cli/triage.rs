@@ -2,6 +2,7 @@
 //! does the work), summarized and printed as a table sorted by findings per bug.
 
 use crate::cli::load_config;
+use crate::config::installed::{versions, which};
 use crate::config::Config;
 use anyhow::{bail, Result};
 use ccfuzz_triage::check::Guard;
@@ -72,6 +73,27 @@ pub fn guard_of(config: &Config) -> Guard {
     }
 }
 
+/// The compilers a reduced bug is tried with again: of gcc and clang, the newest installed
+/// version and the newest Debian-packaged one (on the `PATH`); tcc and pcc; and a current
+/// TinyCC build named by `CCFUZZ_TCC_CURRENT` (see the README's triage section).
+pub fn newest_compilers() -> Vec<String> {
+    let mut newest = Vec::new();
+    for family in ["gcc", "clang"] {
+        let installed = versions(family);
+        let packaged = installed.iter().rev().find(|i| !i.program.contains('/'));
+        for found in installed.last().into_iter().chain(packaged) {
+            if !newest.contains(&found.program) {
+                newest.push(found.program.clone());
+            }
+        }
+    }
+    newest.extend(["tcc", "pcc"].into_iter().filter(|p| which(p)).map(String::from));
+    if let Some(current) = std::env::var_os("CCFUZZ_TCC_CURRENT") {
+        newest.push(current.to_string_lossy().into_owned());
+    }
+    newest
+}
+
 /// Which reducer: the one named (`none` for no text reduction), else the first installed.
 pub fn choose_reducer(name: Option<&str>) -> Result<Option<String>> {
     Ok(match name {
@@ -99,6 +121,7 @@ pub fn run_triage(
         reducer: choose_reducer(reducer)?,
         jobs,
         runs: runs.max(1),
+        newest: newest_compilers(),
     };
     loop {
         triage_once(out, &options)?;
@@ -113,9 +136,10 @@ fn triage_once(out: &Path, options: &Options) -> Result<()> {
     let (results, bugs) = triage_campaign(out, options)?;
     let count = |wanted: fn(&Verdict) -> bool| results.iter().filter(|r| wanted(&r.verdict)).count();
     println!(
-        "{} raw findings: {} reduced, {} flaky, {} rejected by the UB guard, {} not reproduced",
+        "{} raw findings: {} reduced, {} duplicates of a reduced one, {} flaky, {} rejected by the UB guard, {} not reproduced",
         results.len(),
         count(|v| *v == Verdict::Reduced),
+        count(|v| matches!(v, Verdict::Duplicate { .. })),
         count(|v| matches!(v, Verdict::Flaky { .. })),
         count(|v| *v == Verdict::RejectedByGuard),
         count(|v| *v == Verdict::NotReproduced),

@@ -1,0 +1,134 @@
+//! Buckets: findings that are likely one bug, recognized before the expensive reduction. A
+//! bucket is one configuration and one symptom class; within it, the smallest variant is
+//! reduced first. A finding whose cheap fingerprint (the fingerprint of its unreduced variant: the
+//! bisected pass, the crash signature, the output difference) equals that of a reduced
+//! representative in its bucket is absorbed as its duplicate instead of being reduced again.
+
+use crate::check::{Check, Symptom};
+use crate::finding::SavedFinding;
+use crate::verdict::{Triaged, Verdict};
+
+/// The symptom without what varies from program to program (crash markers): findings of one
+/// bug have one class.
+pub fn symptom_class(symptom: &Symptom) -> String {
+    match symptom {
+        Symptom::Mismatch(misbehaviour) => misbehaviour.describe(),
+        Symptom::Crash {
+            signal: Some(signal), ..
+        } => format!("compiler killed by signal {signal}"),
+        Symptom::Crash { signal: None, .. } => "compiler crash".into(),
+        Symptom::Hang => "compiler hang".into(),
+    }
+}
+
+/// Sorts findings bucket by bucket (configuration, symptom class), smallest variant first
+/// within a bucket: its representative is the cheapest to reduce.
+pub fn order_by_bucket(findings: &mut [(SavedFinding, Check)]) {
+    findings.sort_by_cached_key(|(saved, check)| {
+        let size = std::fs::metadata(saved.dir.join("variant.c")).map_or(u64::MAX, |m| m.len());
+        (
+            check.configuration.clone(),
+            symptom_class(&check.symptom),
+            size,
+            saved.name.clone(),
+        )
+    });
+}
+
+/// Whether any reduced finding shares this check's bucket: only then is a cheap fingerprint
+/// worth computing before the reduction.
+pub fn has_representatives(check: &Check, results: &[Triaged]) -> bool {
+    candidates(check, results).next().is_some()
+}
+
+/// The reduced finding of this check's bucket whose cheap fingerprint is `cheap`.
+pub fn representative<'a>(check: &Check, cheap: &str, results: &'a [Triaged]) -> Option<&'a Triaged> {
+    candidates(check, results).find(|r| r.cheap_fingerprint.as_deref() == Some(cheap))
+}
+
+fn candidates<'a>(check: &Check, results: &'a [Triaged]) -> impl Iterator<Item = &'a Triaged> + 'a {
+    let class = symptom_class(&check.symptom);
+    let configuration = check.configuration.clone();
+    results.iter().filter(move |r| {
+        r.verdict == Verdict::Reduced
+            && r.cheap_fingerprint.is_some()
+            && r.configuration == configuration
+            && symptom_class(&r.check.symptom) == class
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{Guard, Misbehaviour};
+    use crate::finding::FindingKind;
+
+    fn check(configuration: &str, symptom: Symptom) -> Check {
+        Check {
+            configuration: configuration.into(),
+            symptom,
+            guard: Guard {
+                reference: "gcc -O0".into(),
+                agree: vec![],
+                clang: "clang".into(),
+                compile_timeout: 60,
+                run_timeout: 10,
+            },
+        }
+    }
+
+    fn result(name: &str, check: Check, verdict: Verdict, cheap: Option<&str>) -> Triaged {
+        Triaged {
+            finding: name.into(),
+            kind: FindingKind::Mismatch,
+            configuration: check.configuration.clone(),
+            verdict,
+            check,
+            edits_before: 1,
+            edits_after: 1,
+            lines_before: 100,
+            lines_after: 10,
+            fingerprint: Some("wrong output: clang pass X".into()),
+            cheap_fingerprint: cheap.map(String::from),
+            reason: None,
+            test: "test.c".into(),
+            seconds: 1.0,
+            orange: None,
+            newest: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn only_a_reduced_finding_of_the_same_bucket_and_cheap_fingerprint_represents() {
+        let wrong = || Symptom::Mismatch(Misbehaviour::WrongOutput);
+        let results = vec![
+            result("a", check("clang -O2", wrong()), Verdict::Reduced, Some("pass X")),
+            result("b", check("clang -O3", wrong()), Verdict::Reduced, Some("pass Y")),
+            result(
+                "c",
+                check("clang -O2", wrong()),
+                Verdict::RejectedByGuard,
+                Some("pass Y"),
+            ),
+            result(
+                "d",
+                check("clang -O2", Symptom::Mismatch(Misbehaviour::Signal(11))),
+                Verdict::Reduced,
+                Some("pass Z"),
+            ),
+        ];
+        let new = check("clang -O2", wrong());
+        assert!(has_representatives(&new, &results));
+        assert_eq!(representative(&new, "pass X", &results).unwrap().finding, "a");
+        // Another configuration, a rejected finding and another symptom class never represent.
+        assert!(representative(&new, "pass Y", &results).is_none());
+        assert!(representative(&new, "pass Z", &results).is_none());
+        assert!(!has_representatives(&check("gcc -O2", wrong()), &results));
+        // Crash markers vary with the program; the class does not.
+        let crash = |markers: &[&str]| Symptom::Crash {
+            signal: None,
+            markers: markers.iter().map(|m| m.to_string()).collect(),
+        };
+        assert_eq!(symptom_class(&crash(&["in f, at a.c:"])), symptom_class(&crash(&["b"])));
+    }
+}
