@@ -171,3 +171,48 @@ fn coverage_experiment_gains_lines_with_more_variants_per_seed() {
     }
     assert_png_or_svg(&out.join("coverage.png"));
 }
+
+#[test]
+fn bug_rate_study_triages_every_run_and_reports_bugs_per_cpu_hour() {
+    let dir = tempfile::tempdir().unwrap();
+    // TinyCC 0.9.27's bounds checker misreads the tcc seeds: every run finds that bug.
+    let config = write_config(dir.path(), &["tcc -b"], 60.0);
+    let out = dir.path().join("study");
+    let output = ccfuzz()
+        .args([
+            "experiment",
+            "bugs",
+            "--setup",
+            "orion: mutators=orion",
+            "--setup",
+            "hermes: mutators=hermes",
+        ])
+        .args(["--reducer", "none", "--config"])
+        .arg(&config)
+        .arg("--seeds")
+        .arg(seeds("tcc"))
+        .args(["--seconds", "12", "--repetitions", "2", "--cores", "0", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    let csv = std::fs::read_to_string(out.join("bug-rate.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 4, "{csv}");
+    for row in &rows {
+        assert!(row[2].parse::<usize>().unwrap() >= 1, "raw findings: {csv}");
+        assert_eq!(row[3], "1", "one distinct bug: {csv}");
+    }
+    // Each run was triaged in its own directory.
+    for run in ["orion-1", "orion-2", "hermes-1", "hermes-2"] {
+        assert!(out.join(run).join("triage/bugs/bugs.json").is_file(), "{run}");
+    }
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("| orion (`mutators=orion`) |"), "{report}");
+    assert!(report.contains("| hermes (`mutators=hermes`) |"), "{report}");
+    assert!(
+        report.contains("- orion: tcc -b | wrong output: exit status 255"),
+        "{report}"
+    );
+}

@@ -256,6 +256,35 @@ fn orange_seeds_that_leave_the_mutators_nothing_to_change_give_way_to_new_ones()
 }
 
 #[test]
+fn no_variants_per_seed_is_plain_differential_testing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["tcc"], 60.0);
+    // What a bug-rate study runs as plain Csmith (or plain Orange): seeds only, no mutation.
+    let log = campaign(
+        &out,
+        &config,
+        &[
+            "--generator",
+            "orange",
+            "--orange-max-operators",
+            "20",
+            "--variants-per-seed",
+            "0",
+            "--iterations",
+            "6",
+            "--seconds",
+            "600",
+        ],
+    );
+    let report = client_report(&out);
+    assert!(report.executions >= 6, "{report:?}\n{log}");
+    assert_eq!(report.mcmc.proposals, 0, "{report:?}");
+    let seeds = SeedStore::open(out.join("seeds")).unwrap().ids().unwrap().len();
+    assert!(seeds >= 4, "{seeds} seeds\n{log}");
+}
+
+#[test]
 fn variants_whose_meaning_changed_are_invalid_not_findings() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");

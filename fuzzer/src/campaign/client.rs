@@ -292,7 +292,10 @@ where
                 Err(e) => log::error!("client {}: {e}", desc.id()),
             }
         }
-        shutdown::as_stop_request(fuzzer.fuzz_one(&mut stages, &mut executor, &mut state, &mut mgr))?;
+        // No variants per seed is plain differential testing: a new seed each round, no mutation.
+        if variants_per_seed != Some(0) {
+            shutdown::as_stop_request(fuzzer.fuzz_one(&mut stages, &mut executor, &mut state, &mut mgr))?;
+        }
         if *state.executions() == executions {
             idle_rounds += 1;
             if idle_rounds == WAITING_ROUNDS {

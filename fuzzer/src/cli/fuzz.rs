@@ -40,7 +40,8 @@ pub struct FuzzArgs {
         default_value = "contexts,constants,subexpressions,shuffle"
     )]
     pub orange_policies: Vec<PolicyName>,
-    /// With generated seeds: a new seed after this many variants (per core).
+    /// With generated seeds: a new seed after this many variants (per core); 0 tests each seed
+    /// alone, unmutated (plain Csmith or Orange differential testing).
     #[arg(long, default_value_t = 25)]
     pub variants_per_seed: u64,
     /// Cores to run on: `all`, `0`, `0-3`, `0,2`.

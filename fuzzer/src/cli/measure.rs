@@ -3,6 +3,7 @@
 
 use crate::cli::load_config;
 use crate::measure::bench::{run_bench, BenchOptions, BenchPart};
+use crate::measure::bug_rate::{bug_rate_study, NamedSetup};
 use crate::measure::coverage_study::{coverage_experiment, CoveragePlan};
 use crate::measure::experiment::{counters_experiment, guidance_experiment, RunPlan, Setup};
 use anyhow::{Context, Result};
@@ -80,6 +81,23 @@ pub enum Experiment {
         #[arg(long, default_value = "experiment-guidance")]
         out: PathBuf,
     },
+    /// The bug-rate study: every setup runs R times for the same time on all --cores, each run
+    /// is triaged, and raw findings and distinct bugs per CPU-hour are reported with 95%
+    /// intervals in --out/report.md (and bug-rate.csv).
+    Bugs {
+        /// A named setup, `NAME: key=value …` (repeat; two or more). Plain Csmith differential
+        /// testing is `plain-csmith: variants-per-seed=0`; Orange seeds are `orange:
+        /// generator=orange`; the default campaign is `default:`.
+        #[arg(long = "setup", required = true)]
+        setups: Vec<String>,
+        /// The reducer of each run's triage (`ccfuzz triage --reducer`).
+        #[arg(long)]
+        reducer: Option<String>,
+        #[command(flatten)]
+        runs: ExperimentRuns,
+        #[arg(long, default_value = "experiment-bugs")]
+        out: PathBuf,
+    },
     /// The Hermes coverage study: gcov lines of a `--coverage` compiler covered by the seeds,
     /// then by the seeds with k variants each per mutator family; report.md, coverage.csv,
     /// coverage.{png,svg} in --out.
@@ -117,7 +135,8 @@ pub struct ExperimentRuns {
     seconds: u64,
     #[arg(long, default_value_t = 5)]
     repetitions: usize,
-    /// Cores the runs are pinned to: one core alternates A and B; two run them side by side.
+    /// Cores the runs are pinned to: one core alternates A and B; two run them side by side (a
+    /// bug-rate study gives every run all of them).
     #[arg(long, value_delimiter = ',', default_value = "0")]
     cores: Vec<usize>,
 }
@@ -144,6 +163,18 @@ impl Experiment {
             }
             Experiment::Guidance { on, off, runs, out } => {
                 guidance_experiment(&runs.plan(out)?, &Setup::parse(&on)?, &Setup::parse(&off)?)?
+            }
+            Experiment::Bugs {
+                setups,
+                reducer,
+                runs,
+                out,
+            } => {
+                let setups = setups
+                    .iter()
+                    .map(|spec| NamedSetup::parse(spec))
+                    .collect::<Result<Vec<_>>>()?;
+                bug_rate_study(&runs.plan(out)?, &setups, reducer.as_deref())?
             }
             Experiment::Coverage {
                 compiler,

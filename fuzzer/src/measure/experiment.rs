@@ -88,8 +88,9 @@ pub struct Run {
     pub reports: Vec<ClientReport>,
 }
 
-/// Runs one campaign of `setup` on `core` into `dir` and returns its clients' reports.
-pub fn run_once(plan: &RunPlan, setup: &Setup, core: usize, dir: &Path) -> Result<Run> {
+/// Runs one campaign of `setup` on `cores` into `dir` and returns its clients' reports.
+pub fn run_once(plan: &RunPlan, setup: &Setup, cores: &[usize], dir: &Path) -> Result<Run> {
+    let cores: Vec<String> = cores.iter().map(usize::to_string).collect();
     let _ = std::fs::remove_dir_all(dir);
     let port = crate::campaign::broker::free_port()?;
     let log = std::fs::File::create(dir.with_extension("log"))?;
@@ -104,7 +105,7 @@ pub fn run_once(plan: &RunPlan, setup: &Setup, core: usize, dir: &Path) -> Resul
         command.arg("--seeds").arg(seeds);
     }
     let status = command
-        .args(["--cores", &core.to_string(), "--broker-port", &port.to_string()])
+        .args(["--cores", &cores.join(","), "--broker-port", &port.to_string()])
         .args(["--seconds", &plan.seconds.to_string()])
         .args(&setup.args)
         .stdout(log.try_clone()?)
@@ -139,7 +140,7 @@ pub fn run_repetitions(plan: &RunPlan, sides: [(&str, &Setup); 2]) -> Result<[Ve
         let (name, setup) = sides[side];
         let dir = plan.out.join(format!("{name}-{repetition}"));
         log::info!("run {}: {} on core {core}", dir.display(), setup.label);
-        run_once(plan, setup, core, &dir)
+        run_once(plan, setup, &[core], &dir)
     };
     for repetition in 1..=plan.repetitions {
         let (a, b) = match plan.cores[..] {
