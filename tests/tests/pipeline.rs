@@ -5,6 +5,7 @@ mod common;
 
 use ccfuzz_mutators::seed::SeedStore;
 use common::*;
+use std::path::Path;
 
 #[test]
 fn implementation_defined_char_signedness_is_an_output_mismatch() {
@@ -215,31 +216,50 @@ fn two_cores_share_their_seeds_over_llmp() {
     }
 }
 
+/// A campaign on generated Orange seeds of at most `max_operators` operators, a new seed after
+/// `variants_per_seed` variants, stopped after `iterations` executions.
+fn orange_campaign(
+    out: &Path,
+    config: &Path,
+    max_operators: usize,
+    extra: &[&str],
+    variants_per_seed: u64,
+    iterations: u64,
+) -> String {
+    let (max_operators, variants_per_seed, iterations) = (
+        max_operators.to_string(),
+        variants_per_seed.to_string(),
+        iterations.to_string(),
+    );
+    let mut args = vec![
+        "--generator",
+        "orange",
+        "--orange-max-operators",
+        &max_operators,
+        "--variants-per-seed",
+        &variants_per_seed,
+        "--iterations",
+        &iterations,
+        "--seconds",
+        "600",
+    ];
+    args.extend_from_slice(extra);
+    campaign(out, config, &args)
+}
+
 #[test]
 fn orange_seeds_that_leave_the_mutators_nothing_to_change_give_way_to_new_ones() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let config = write_config(dir.path(), &["tcc"], 60.0);
     // One-operator programs: no statement Athena could delete, rarely a point for Hermes.
-    let log = campaign(
+    let log = orange_campaign(
         &out,
         &config,
-        &[
-            "--generator",
-            "orange",
-            "--orange-max-operators",
-            "1",
-            "--orange-policies",
-            "none",
-            "--mutators",
-            "athena",
-            "--variants-per-seed",
-            "5",
-            "--iterations",
-            "8",
-            "--seconds",
-            "600",
-        ],
+        1,
+        &["--orange-policies", "none", "--mutators", "athena"],
+        5,
+        8,
     );
     let report = client_report(&out);
     // A stalled client would sit on its first seed until the deadline.
@@ -261,22 +281,7 @@ fn no_variants_per_seed_is_plain_differential_testing() {
     let out = dir.path().join("out");
     let config = write_config(dir.path(), &["tcc"], 60.0);
     // What a bug-rate study runs as plain Csmith (or plain Orange): seeds only, no mutation.
-    let log = campaign(
-        &out,
-        &config,
-        &[
-            "--generator",
-            "orange",
-            "--orange-max-operators",
-            "20",
-            "--variants-per-seed",
-            "0",
-            "--iterations",
-            "6",
-            "--seconds",
-            "600",
-        ],
-    );
+    let log = orange_campaign(&out, &config, 20, &[], 0, 6);
     let report = client_report(&out);
     assert!(report.executions >= 6, "{report:?}\n{log}");
     assert_eq!(report.mcmc.proposals, 0, "{report:?}");

@@ -12,6 +12,19 @@ fn bugs_json(out: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(out.join("triage/bugs/bugs.json")).unwrap()).unwrap()
 }
 
+/// `ccfuzz triage` with edit-list minimization only; its output.
+fn triage_without_text_reduction(out: &Path, config: &Path) -> String {
+    let output = ccfuzz()
+        .args(["triage", "--reducer", "none", "--config"])
+        .arg(config)
+        .arg(out)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    log
+}
+
 #[test]
 fn a_tcc_bounds_checker_bug_found_twice_is_one_small_reproducible_bug() {
     let dir = tempfile::tempdir().unwrap();
@@ -89,14 +102,7 @@ fn an_unneeded_edit_that_trips_the_guard_does_not_decide_the_verdict() {
     let replayed = replay_insertion(&out, &config, id, "{ int unset; if (unset) g = g; }\n");
     assert_eq!(findings(&out).len(), 1, "{}", text(&replayed));
 
-    let output = ccfuzz()
-        .args(["triage", "--reducer", "none", "--config"])
-        .arg(&config)
-        .arg(&out)
-        .output()
-        .unwrap();
-    let log = text(&output);
-    assert!(output.status.success(), "{log}");
+    let log = triage_without_text_reduction(&out, &config);
     assert!(log.contains("1 raw findings: 1 reduced"), "{log}");
     let bugs = bugs_json(&out);
     assert_eq!(bugs.as_array().unwrap().len(), 1, "{bugs}");
@@ -129,14 +135,7 @@ fn a_second_finding_of_a_reduced_bug_is_absorbed_without_reduction() {
     }
     assert_eq!(findings(&out).len(), 2);
 
-    let output = ccfuzz()
-        .args(["triage", "--reducer", "none", "--config"])
-        .arg(&config)
-        .arg(&out)
-        .output()
-        .unwrap();
-    let log = text(&output);
-    assert!(output.status.success(), "{log}");
+    let log = triage_without_text_reduction(&out, &config);
     assert!(
         log.contains("2 raw findings: 1 reduced, 1 duplicates of a reduced one"),
         "{log}"

@@ -60,20 +60,13 @@ fn candidates<'a>(check: &Check, results: &'a [Triaged]) -> impl Iterator<Item =
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::{Guard, Misbehaviour};
+    use crate::check::{wrong_output_check, Misbehaviour};
     use crate::finding::FindingKind;
 
     fn check(configuration: &str, symptom: Symptom) -> Check {
         Check {
-            configuration: configuration.into(),
             symptom,
-            guard: Guard {
-                reference: "gcc -O0".into(),
-                agree: vec![],
-                clang: "clang".into(),
-                compile_timeout: 60,
-                run_timeout: 10,
-            },
+            ..wrong_output_check(configuration)
         }
     }
 

@@ -343,18 +343,34 @@ pub fn run_script(script: &Path, file: &Path, options: &RunOptions) -> Result<bo
     }
 }
 
+/// The tests' guard: gcc -O0 the reference, clang -O0 must agree.
+#[cfg(test)]
+pub(crate) fn test_guard() -> Guard {
+    Guard {
+        reference: "gcc -O0".into(),
+        agree: vec!["clang -O0".into()],
+        clang: "clang".into(),
+        compile_timeout: 60,
+        run_timeout: 10,
+    }
+}
+
+/// The tests' wrong-output check of `configuration` under [`test_guard`].
+#[cfg(test)]
+pub(crate) fn wrong_output_check(configuration: &str) -> Check {
+    Check {
+        configuration: configuration.into(),
+        symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
+        guard: test_guard(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn guard() -> Guard {
-        Guard {
-            reference: "gcc -O0".into(),
-            agree: vec!["clang -O0".into()],
-            clang: "clang".into(),
-            compile_timeout: 60,
-            run_timeout: 10,
-        }
+        test_guard()
     }
 
     /// `-DSHOW` makes the tested binary print an extra line, so every program below shows the

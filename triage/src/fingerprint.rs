@@ -333,19 +333,8 @@ mod tests {
     /// Reassociating a float sum changes its last digits: not a compiler bug (the flag allows
     /// it), but a wrong-code symptom caused by known passes, to check the bisection with.
     fn fast_math_fingerprint(configuration: &str) -> String {
-        use crate::check::{Guard, Misbehaviour};
         let dir = tempfile::tempdir().unwrap();
-        let check = Check {
-            configuration: configuration.into(),
-            symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
-            guard: Guard {
-                reference: "gcc -O0".into(),
-                agree: vec![],
-                clang: "clang".into(),
-                compile_timeout: 60,
-                run_timeout: 10,
-            },
-        };
+        let check = crate::check::wrong_output_check(configuration);
         let script = check.write(dir.path()).unwrap();
         let file = dir.path().join("test.c");
         fs::write(
