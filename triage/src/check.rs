@@ -45,6 +45,19 @@ pub const GCC_UB_WARNINGS: &[&str] = &[
     "use-after-free",
 ];
 
+/// The guard's gcc check before the file (and `-o OBJECT`): an object at -O1, whose data flow
+/// `-Wmaybe-uninitialized` needs, with [`GCC_UB_WARNINGS`] as errors.
+pub fn gcc_warning_flags() -> Vec<String> {
+    let warnings = GCC_UB_WARNINGS.iter().map(|w| format!("-Werror={w}"));
+    ["-O1", "-c"].into_iter().map(String::from).chain(warnings).collect()
+}
+
+/// The guard's clang check before the file: parsing only, with [`CLANG_UB_WARNINGS`] as errors.
+pub fn clang_warning_flags() -> Vec<String> {
+    let warnings = CLANG_UB_WARNINGS.iter().map(|w| format!("-Werror={w}"));
+    std::iter::once("-fsyntax-only".to_string()).chain(warnings).collect()
+}
+
 /// clang warnings of the same kind; clang finds them without optimizing (`-fsyntax-only`).
 /// Also the GNU extensions that reductions drift into and whose meaning is murky: a struct
 /// without named members has size 0, so a null pointer to it is "dereferenced" without any
@@ -276,12 +289,11 @@ impl Check {
 
     /// Warnings-as-errors: the part of the guard that needs no run, so crashes get it too.
     fn static_guard(&self) -> String {
-        let gcc_flags: Vec<String> = GCC_UB_WARNINGS.iter().map(|w| format!("-Werror={w}")).collect();
-        let clang_flags: Vec<String> = CLANG_UB_WARNINGS.iter().map(|w| format!("-Werror={w}")).collect();
+        let (gcc_flags, clang_flags) = (gcc_warning_flags(), clang_warning_flags());
         format!(
             "# Warnings that signal undefined behaviour or uninitialized reads are errors.\n\
-             timeout -s KILL $ct {gcc} -O1 -c {gcc_flags} \"$f\" -o \"$t/guard.o\" 2> \"$t/gcc-warnings.err\" || reject \"gcc: $(grep -m1 error: \"$t/gcc-warnings.err\")\"\n\
-             timeout -s KILL $ct {clang} -fsyntax-only {clang_flags} \"$f\" 2> \"$t/clang-warnings.err\" || reject \"clang: $(grep -m1 error: \"$t/clang-warnings.err\")\"\n",
+             timeout -s KILL $ct {gcc} {gcc_flags} \"$f\" -o \"$t/guard.o\" 2> \"$t/gcc-warnings.err\" || reject \"gcc: $(grep -m1 error: \"$t/gcc-warnings.err\")\"\n\
+             timeout -s KILL $ct {clang} {clang_flags} \"$f\" 2> \"$t/clang-warnings.err\" || reject \"clang: $(grep -m1 error: \"$t/clang-warnings.err\")\"\n",
             gcc = quote(compiler_of(&self.guard.reference)),
             clang = quote(&self.guard.clang),
             gcc_flags = gcc_flags.join(" "),

@@ -6,7 +6,7 @@ use crate::exec::compile::{compile, run_binary};
 use crate::exec::instrument::Additions;
 use crate::exec::runner::{run, Limits};
 use crate::seeds::normalize::{normalize, system_include_dirs};
-use crate::seeds::vetting::{sanitize, vetting_clang, SanitizerReport};
+use crate::seeds::vetting::{guard_warnings, sanitize, vetting_clang, SanitizerReport};
 use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::model::Program;
 use ccfuzz_mutators::seed::{Seed, SeedId, SeedProfile, SeedStore};
@@ -38,6 +38,8 @@ pub enum Rejection {
     /// The reference and the UB checks do not print what the program must (its `.expect`
     /// file, or Orange's computed values).
     Unexpected(String),
+    /// The triage guard's warnings reject the seed: every finding of it would be rejected.
+    GuardWarnings(String),
 }
 
 impl Rejection {
@@ -52,6 +54,7 @@ impl Rejection {
             Rejection::Differs { .. } => "differs",
             Rejection::Sanitizer(report) => report.sanitizer,
             Rejection::Unexpected(_) => "unexpected output",
+            Rejection::GuardWarnings(_) => "guard warnings",
         }
     }
 }
@@ -71,6 +74,9 @@ impl fmt::Display for Rejection {
                 )
             }
             Rejection::Unexpected(detail) => write!(f, "does not print its expected output: {detail}"),
+            Rejection::GuardWarnings(error) => {
+                write!(f, "the triage guard would reject every finding of it: {error}")
+            }
             Rejection::Sanitizer(report) => {
                 write!(f, "{} ({}): {}", report.meaning, report.sanitizer, report.detail)
             }
@@ -127,17 +133,21 @@ pub struct SeedTiming {
     pub seeds: u32,
     pub total: Duration,
     pub sanitizers: Duration,
+    pub guard_warnings: Duration,
 }
 
 impl SeedTiming {
     /// One line for the `ccfuzz seeds` summary.
     pub fn describe(&self) -> String {
         let per_seed = |d: Duration| d.as_secs_f64() * 1000.0 / f64::from(self.seeds.max(1));
+        let share = |d: Duration| 100.0 * d.as_secs_f64() / self.total.as_secs_f64().max(1e-9);
         format!(
-            "{:.0} ms per candidate seed, {:.0} ms of it for sanitizer vetting ({:.0}%)",
+            "{:.0} ms per candidate seed, {:.0} ms of it for sanitizer vetting ({:.0}%), {:.0} ms for the guard's warnings ({:.0}%)",
             per_seed(self.total),
             per_seed(self.sanitizers),
-            100.0 * self.sanitizers.as_secs_f64() / self.total.as_secs_f64().max(1e-9)
+            share(self.sanitizers),
+            per_seed(self.guard_warnings),
+            share(self.guard_warnings)
         )
     }
 }
@@ -306,6 +316,13 @@ impl SeedMaker {
             self.timing.sanitizers += started.elapsed();
             if let Some(report) = report {
                 return Ok(Err(Rejection::Sanitizer(report)));
+            }
+            let started = Instant::now();
+            let gcc = self.config.reference.argv()[0].clone();
+            let error = guard_warnings(&gcc, clang, &source, dir.path(), self.profile_compile_timeout())?;
+            self.timing.guard_warnings += started.elapsed();
+            if let Some(error) = error {
+                return Ok(Err(Rejection::GuardWarnings(error)));
             }
         }
         let headers_hash = self.store.put_headers(&headers)?;

@@ -7,6 +7,11 @@
 //! `-Wsometimes-uninitialized` and gcc's `-Wmaybe-uninitialized` see one function at a time
 //! and miss a value left uninitialized in a callee or in memory, which MSan reports when it
 //! is used; on csmith programs neither MSan nor the warnings flagged anything.
+//!
+//! Then the triage guard's warning checks (gcc and clang warnings that suggest undefined
+//! behaviour, as errors): a seed they reject would have every finding of its variants rejected
+//! by the guard, so the campaign time spent on it could never yield a bug. Csmith programs
+//! trip gcc's `-Wsequence-point` now and then where the order is in fact defined.
 
 use crate::config::installed::SANITIZER_FLAGS;
 use crate::config::{CompilerConfig, Config};
@@ -15,6 +20,7 @@ use crate::exec::instrument::Additions;
 use crate::exec::runner::{run, Exit, Limits};
 use anyhow::Result;
 use ccfuzz_observers::RunResult;
+use ccfuzz_triage::check::{clang_warning_flags, gcc_warning_flags};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -158,4 +164,35 @@ mod tests {
         );
         assert_eq!(first_report("checksum = 1\n"), None);
     }
+}
+
+/// The triage guard's warning checks on `source` with `gcc` and `clang`: `Ok(Some(line))`
+/// names the compiler and its first error when one rejects it.
+pub fn guard_warnings(gcc: &str, clang: &str, source: &Path, dir: &Path, timeout: Duration) -> Result<Option<String>> {
+    for (program, flags, object) in [
+        (gcc, gcc_warning_flags(), Some(dir.join("guard.o"))),
+        (clang, clang_warning_flags(), None),
+    ] {
+        let mut command = Command::new(program);
+        command.args(&flags).arg(source).current_dir(dir);
+        if let Some(object) = &object {
+            command.arg("-o").arg(object);
+        }
+        let out = run(command, &Limits::compiler(timeout))?;
+        match out.exit {
+            Exit::Code(0) => continue,
+            Exit::Timeout => {
+                return Ok(Some(format!(
+                    "{program} does not finish its warning check within {timeout:?}"
+                )))
+            }
+            _ => {}
+        }
+        let stderr = out.stderr_text();
+        let error = stderr.lines().find(|l| l.contains("error:")).unwrap_or("fails");
+        // The seed's path is a scratch directory's: keep the file name.
+        let error = error.rsplit_once('/').map_or(error, |(_, rest)| rest);
+        return Ok(Some(format!("{program}: {}", error.trim())));
+    }
+    Ok(None)
 }
