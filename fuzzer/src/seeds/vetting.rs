@@ -145,27 +145,6 @@ fn first_report(stderr: &str) -> Option<String> {
         })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reports_are_cut_to_what_was_found() {
-        let ubsan =
-            "seed.c:3:54: runtime error: signed integer overflow: 2147483647 + 1 cannot be represented in type 'int'\n";
-        assert_eq!(
-            first_report(ubsan).unwrap(),
-            "seed.c:3:54: runtime error: signed integer overflow: 2147483647 + 1 cannot be represented in type 'int'"
-        );
-        let msan = "==18683==WARNING: MemorySanitizer: use-of-uninitialized-value\n    #0 0x1 in main\n";
-        assert_eq!(
-            first_report(msan).unwrap(),
-            "WARNING: MemorySanitizer: use-of-uninitialized-value"
-        );
-        assert_eq!(first_report("checksum = 1\n"), None);
-    }
-}
-
 /// The triage guard's warning checks on `source` with `gcc` and `clang`: `Ok(Some(line))`
 /// names the compiler and its first error when one rejects it.
 pub fn guard_warnings(gcc: &str, clang: &str, source: &Path, dir: &Path, timeout: Duration) -> Result<Option<String>> {
@@ -195,4 +174,25 @@ pub fn guard_warnings(gcc: &str, clang: &str, source: &Path, dir: &Path, timeout
         return Ok(Some(format!("{program}: {}", error.trim())));
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_are_cut_to_what_was_found() {
+        let ubsan =
+            "seed.c:3:54: runtime error: signed integer overflow: 2147483647 + 1 cannot be represented in type 'int'\n";
+        assert_eq!(
+            first_report(ubsan).unwrap(),
+            "seed.c:3:54: runtime error: signed integer overflow: 2147483647 + 1 cannot be represented in type 'int'"
+        );
+        let msan = "==18683==WARNING: MemorySanitizer: use-of-uninitialized-value\n    #0 0x1 in main\n";
+        assert_eq!(
+            first_report(msan).unwrap(),
+            "WARNING: MemorySanitizer: use-of-uninitialized-value"
+        );
+        assert_eq!(first_report("checksum = 1\n"), None);
+    }
 }
