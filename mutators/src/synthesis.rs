@@ -300,26 +300,32 @@ const DEAD_OPERATORS: [BinaryOp; 14] = [
 /// constant sub-expression that overflows, and the triage guard makes those errors. So a
 /// constant divisor is not zero, a constant shift count is below the width of `int` (the
 /// narrowest promoted type), a shifted constant is not negative, and a sub-expression of
-/// constants is evaluated by the C-semantics core and kept only when it is defined.
+/// constants is evaluated by the C-semantics core and kept only when it is defined. A side
+/// that decides an operation alone (`-1 | x`, `0 * x`) makes it a constant too: gcc folds it.
 fn dead_expression<R: Rand>(env: &Env, rand: &mut R) -> String {
     // A `const` variable with one value is a constant to the compiler too.
-    let operand = |rand: &mut R| -> (String, Option<Value>) {
+    let operand = |rand: &mut R| -> (String, Option<Value>, IntKind) {
         if env.entries.is_empty() || rand.coinflip(0.3) {
-            let value = rand.below_or_zero(200) as i128 - 100;
-            (value.to_string(), Some(Value::new(IntKind::Int, value)))
+            // Half of the constants are the special ones that absorb or neutralize an operand.
+            let value = if rand.coinflip(0.5) {
+                rand.below_or_zero(3) as i128 - 1
+            } else {
+                rand.below_or_zero(200) as i128 - 100
+            };
+            (value.to_string(), Some(Value::new(IntKind::Int, value)), IntKind::Int)
         } else {
             let entry = &env.entries[rand.below_or_zero(env.entries.len())];
             let known = match (&entry.values[..], entry.assignable) {
                 ([only], false) => Some(Value::new(entry.kind, *only)),
                 _ => None,
             };
-            (entry.expr.clone(), known)
+            (entry.expr.clone(), known, entry.kind)
         }
     };
-    let (mut text, mut value) = operand(rand);
+    let (mut text, mut value, mut kind) = operand(rand);
     for _ in 0..rand.below_or_zero(3) {
         let op = DEAD_OPERATORS[rand.below_or_zero(DEAD_OPERATORS.len())];
-        let (mut right, mut right_value) = operand(rand);
+        let (mut right, mut right_value, right_kind) = operand(rand);
         match (op, right_value) {
             (BinaryOp::Div | BinaryOp::Rem, Some(v)) if v.value == 0 => {
                 (right, right_value) = ("1".into(), Some(Value::new(IntKind::Int, 1)))
@@ -340,12 +346,36 @@ fn dead_expression<R: Rand>(env: &Env, rand: &mut R) -> String {
                 // A constant expression with undefined behaviour: leave the operator out.
                 Err(_) => continue,
             },
-            _ => None,
+            (Some(a), None) => absorbed(op, a, Value::new(right_kind, 1), true),
+            (None, Some(b)) => absorbed(op, Value::new(kind, 1), b, false),
+            (None, None) => None,
         };
         text = format!("({text} {} {right})", op.symbol());
+        kind = match combined {
+            Some(v) => v.kind,
+            None => eval_binary(op, Value::new(kind, 1), Value::new(right_kind, 1)).map_or(IntKind::Int, |v| v.kind),
+        };
         value = combined;
     }
     text
+}
+
+/// The constant a compiler folds `a op b` to when the known side decides it whatever the other
+/// side holds (`-1 | x`, `0 & x`, `0 * x`, `x % 1`, `0 << x`); gcc diagnoses what it folds, as a
+/// shifted negative value for `(-1 | x) << n`. `known_left` says which side is known; the
+/// other side is given as 1 of its type, which yields the folded value in the result's type.
+fn absorbed(op: BinaryOp, a: Value, b: Value, known_left: bool) -> Option<Value> {
+    let known = if known_left { a } else { b };
+    let all_ones = known.value == -1 || known.value == known.kind.max() && !known.kind.is_signed();
+    let decides = match op {
+        BinaryOp::BitOr => all_ones,
+        BinaryOp::BitAnd | BinaryOp::Mul | BinaryOp::LogAnd => known.value == 0,
+        BinaryOp::LogOr => known.value != 0,
+        BinaryOp::Rem => !known_left && known.value.abs() == 1,
+        BinaryOp::Shl | BinaryOp::Shr | BinaryOp::Div => known_left && known.value == 0,
+        _ => false,
+    };
+    decides.then(|| eval_binary(op, a, b).ok()).flatten()
 }
 
 /// Random, type-correct statements for a block that never runs (FCB): assignments, ifs and
@@ -490,8 +520,9 @@ mod tests {
                 values: vec![value],
             });
         }
+        // Enough expressions that the rare folds (`(-1 | a) << b`) occur.
         let mut body = String::new();
-        for i in 0..400 {
+        for i in 0..60000 {
             let env = if i % 2 == 0 { &empty } else { &with_constants };
             body.push_str(&format!("    sink = {};\n", dead_expression(env, &mut rand)));
         }
