@@ -167,7 +167,7 @@ fn triage_once(out: &Path, options: &Options) -> Result<()> {
     print!("{}", table(&bugs));
     println!(
         "triage time: {:.0} s for {} findings (per bug in the table's `triage s` column)",
-        results.iter().map(|r| r.seconds).sum::<f64>(),
+        results.iter().map(|r| r.seconds).sum::<f64>().max(0.0),
         results.len()
     );
     Ok(())
