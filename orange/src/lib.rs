@@ -13,6 +13,7 @@ pub mod minimize;
 pub mod mutators;
 pub mod program;
 pub mod render;
+pub mod settle;
 
 pub use generate::{generate, GenOptions, Policies};
 pub use minimize::{minimize, Minimized};

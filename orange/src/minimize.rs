@@ -524,8 +524,8 @@ fn post_order_paths(e: &Expr, path: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) 
 mod tests {
     use super::*;
     use crate::generate::{generate, GenOptions, Policies};
-    use crate::program::tests::assert_exact;
     use crate::program::Assignment;
+    use crate::settle::tests::assert_exact;
     use ccfuzz_semantics::BinaryOp;
     use std::convert::Infallible;
 

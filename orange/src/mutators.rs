@@ -205,7 +205,7 @@ impl<S: HasRand> Mutator<OrangeProgram, S> for OrangeMutator {
 mod tests {
     use super::*;
     use crate::generate::Policies;
-    use crate::program::tests::assert_exact;
+    use crate::settle::tests::assert_exact;
     use libafl::state::NopState;
 
     #[test]

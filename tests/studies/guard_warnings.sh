@@ -5,6 +5,8 @@
 #
 #   tests/studies/guard_warnings.sh target/release/ccfuzz OUT hermes|orion|athena SEEDS VARIANTS
 #
+# Csmith programs go through seed vetting first (`ccfuzz seeds`), as in a campaign, until SEEDS
+# of them are accepted; the rejected ones and their reasons are in OUT/vetting.txt.
 # Prints "FAMILY: N variants of S seeds; gcc guard fails G, clang guard fails C" and keeps each
 # failing variant's first error in OUT/failures.txt.
 set -u
@@ -14,8 +16,12 @@ warnings() { sed -n "/pub const $1/,/^];/p" "$check_rs" | grep -o '"[^"]*"' | tr
 gcc_flags=$(warnings GCC_UB_WARNINGS)
 clang_flags=$(warnings CLANG_UB_WARNINGS)
 rm -rf "$out"; mkdir -p "$out"
-total=0; gcc_fails=0; clang_fails=0
-for s in $(seq 1 "$nseeds"); do
+total=0; gcc_fails=0; clang_fails=0; accepted=0; s=0
+while [ "$accepted" -lt "$nseeds" ]; do
+  s=$((s+1))
+  "$bin" seeds --csmith 1 --first-seed "$s" --store "$out/store" > "$out/vet.out" 2>&1
+  grep -q ': accepted as' "$out/vet.out" || { grep -m1 'rejected' "$out/vet.out" >> "$out/vetting.txt"; continue; }
+  accepted=$((accepted+1))
   csmith --no-packed-struct -s "$s" > "$out/cs$s.c" 2>/dev/null
   timeout 300 "$bin" mutate --seed "$out/cs$s.c" --mutator "$family" -n "$per" --out "$out/v$s" --random-seed "$s" >/dev/null 2>&1 || continue
   for v in "$out/v$s"/variant-*.c; do
@@ -26,4 +32,5 @@ for s in $(seq 1 "$nseeds"); do
       || { clang_fails=$((clang_fails+1)); echo "clang: $v: $(grep -m1 error: "$out/c.err")" >> "$out/failures.txt"; }
   done
 done
+echo "vetting: $accepted of $s csmith programs accepted"
 echo "$family: $total variants of $nseeds seeds; gcc guard fails $gcc_fails, clang guard fails $clang_fails"
