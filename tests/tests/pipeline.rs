@@ -294,6 +294,14 @@ fn no_variants_per_seed_is_plain_differential_testing() {
     assert_eq!(report.mcmc.proposals, 0, "{report:?}");
     let seeds = SeedStore::open(out.join("seeds")).unwrap().ids().unwrap().len();
     assert!(seeds >= 4, "{seeds} seeds\n{log}");
+    // Seed making is most of such a campaign: the report says how much, and the vetting's part.
+    let making = &report.seed_making;
+    assert!(making.candidates as usize >= seeds, "{making:?}");
+    assert!(
+        0.0 < making.sanitizer_seconds && making.sanitizer_seconds < making.seconds,
+        "{making:?}"
+    );
+    assert!(making.seconds <= report.wall_seconds, "{report:?}");
 }
 
 #[test]

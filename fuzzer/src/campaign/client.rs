@@ -97,6 +97,7 @@ where
         + SendExiting
         + EventRestarter<CampaignState>,
 {
+    let started = std::time::Instant::now();
     let anyhow_to_libafl = |e: anyhow::Error| Error::illegal_state(format!("{e:#}"));
     // Instead of the restarting manager's handler, which exits on the spot.
     shutdown::handle_stop_signals().map_err(anyhow_to_libafl)?;
@@ -254,7 +255,22 @@ where
                     )
                 })
                 .collect();
-            if let Err(e) = write_client_report(&options.out, desc.id(), &state, &executor.counter_totals, covered) {
+            log::info!(
+                "client {}: seed making took {:.0} s of {:.0} s: {}",
+                desc.id(),
+                seeds.maker.timing.total.as_secs_f64(),
+                started.elapsed().as_secs_f64(),
+                seeds.maker.timing.describe()
+            );
+            if let Err(e) = write_client_report(
+                &options.out,
+                desc.id(),
+                &state,
+                &executor.counter_totals,
+                covered,
+                &seeds.maker.timing,
+                started.elapsed(),
+            ) {
                 log::warn!("cannot write the report of client {}: {e}", desc.id());
             }
             if let Ok(chains) = state.metadata::<McmcChains>() {

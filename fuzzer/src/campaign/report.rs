@@ -5,6 +5,7 @@ use crate::campaign::options::CampaignState;
 use crate::exec::runner::cpu_seconds;
 use crate::judge::validity::InvalidVariants;
 use crate::mcmc::McmcChains;
+use crate::seeds::SeedTiming;
 use ccfuzz_observers::counters::Counters;
 use libafl::corpus::Corpus;
 use libafl::state::{HasCorpus, HasExecutions, HasImported};
@@ -35,6 +36,31 @@ pub struct ClientReport {
     /// Variants the validity gate stopped, by proposing family.
     #[serde(default)]
     pub invalid: InvalidVariants,
+    /// Seconds since the client (re)started, and how many of them went into making seeds.
+    #[serde(default)]
+    pub wall_seconds: f64,
+    #[serde(default)]
+    pub seed_making: SeedMakingReport,
+}
+
+/// The client's seed making: candidate programs profiled and vetted, and where the time went.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct SeedMakingReport {
+    pub candidates: u32,
+    pub seconds: f64,
+    pub sanitizer_seconds: f64,
+    pub guard_warning_seconds: f64,
+}
+
+impl From<&SeedTiming> for SeedMakingReport {
+    fn from(timing: &SeedTiming) -> Self {
+        SeedMakingReport {
+            candidates: timing.seeds,
+            seconds: timing.total.as_secs_f64(),
+            sanitizer_seconds: timing.sanitizers.as_secs_f64(),
+            guard_warning_seconds: timing.guard_warnings.as_secs_f64(),
+        }
+    }
 }
 
 /// The chains of a client: acceptance, and how far from their seeds they went.
@@ -69,6 +95,8 @@ pub fn write_client_report(
     state: &CampaignState,
     counters: &Counters,
     covered: BTreeMap<String, u64>,
+    seed_timing: &SeedTiming,
+    wall: std::time::Duration,
 ) -> std::io::Result<()> {
     use nix::sys::resource::UsageWho;
     let report = ClientReport {
@@ -81,6 +109,8 @@ pub fn write_client_report(
         counters: counters.clone(),
         covered,
         invalid: state.metadata::<InvalidVariants>().cloned().unwrap_or_default(),
+        wall_seconds: wall.as_secs_f64(),
+        seed_making: seed_timing.into(),
     };
     let dir = out.join("clients");
     std::fs::create_dir_all(&dir)?;

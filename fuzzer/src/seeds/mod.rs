@@ -9,4 +9,4 @@ pub mod normalize;
 pub mod vetting;
 
 pub use directory::profile_directory;
-pub use maker::{parse_gcov, Rejection, SeedMaker, Vetted};
+pub use maker::{parse_gcov, Rejection, SeedMaker, SeedTiming, Vetted};
