@@ -402,9 +402,15 @@ pub fn dead_code<R: Rand>(env: &Env, depth: u32, in_loop: bool, rand: &mut R) ->
         ),
         2 => {
             let counter = assignable[rand.below_or_zero(assignable.len())];
+            // A body that assigns the counter can make it overflow, and gcc diagnoses the
+            // overflowing iteration even in dead code (-Waggressive-loop-optimizations).
+            let mut body_env = env.clone();
+            for entry in body_env.entries.iter_mut().filter(|e| e.expr == counter.expr) {
+                entry.assignable = false;
+            }
             format!(
                 "for ({c} = 0; {c} < {n}; {c}++) {{ {} }}",
-                dead_code(env, depth - 1, true, rand),
+                dead_code(&body_env, depth - 1, true, rand),
                 c = counter.expr,
                 n = 1 + rand.below_or_zero(8)
             )
@@ -504,6 +510,48 @@ mod tests {
         // e is unsigned int, b a short -1 converted to unsigned: 0 + UINT_MAX, 1 + UINT_MAX …
         assert_eq!(sum.kind, IntKind::UInt);
         assert_eq!(sum.values, vec![0, 1, u32::MAX as i128]);
+    }
+
+    /// The body of every `for (c = 0; …) { body }` in `code`, with its counter.
+    fn loops(code: &str) -> Vec<(&str, &str)> {
+        let mut found = Vec::new();
+        for (start, _) in code.match_indices("for (") {
+            let header = &code[start + 5..];
+            let counter = &header[..header.find(" = 0;").unwrap()];
+            let open = start + code[start..].find("{ ").unwrap();
+            let mut depth = 0;
+            let close = (open..code.len())
+                .find(|&i| {
+                    match code.as_bytes()[i] {
+                        b'{' => depth += 1,
+                        b'}' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                })
+                .unwrap();
+            found.push((counter, &code[open + 1..close]));
+        }
+        found
+    }
+
+    #[test]
+    fn dead_code_loops_never_assign_their_counter() {
+        // `for (a = 0; a < 5; a++) { a = (a - 2); }` overflows `a` at its 2^31st iteration,
+        // which gcc diagnoses even in code that never runs.
+        let mut rand = StdRand::with_seed(3);
+        let mut checked = 0;
+        for _ in 0..3000 {
+            let code = dead_code(&env(), 3, false, &mut rand);
+            for (counter, body) in loops(&code) {
+                let assigns = body.match_indices(&format!("{counter} = ")).any(|(at, _)| {
+                    at == 0 || !body.as_bytes()[at - 1].is_ascii_alphanumeric() && body.as_bytes()[at - 1] != b'_'
+                });
+                assert!(!assigns, "the loop over {counter} assigns it: {code}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 1000, "only {checked} loops");
     }
 
     #[test]
