@@ -20,6 +20,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// Samples of valuation points tried before a seed goes without valuations.
+const VALUATION_SAMPLES: usize = 3;
+
 /// Why a seed was not accepted.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Rejection {
@@ -344,7 +347,9 @@ impl SeedMaker {
     }
 
     /// Runs the seed instrumented with valuation probes at sampled points (the sample is
-    /// drawn from the seed's id, so it is the same every time).
+    /// drawn from the seed's id, so it is the same every time). A sample that a compiler does
+    /// not take gives way to another: pcc rejects some probed programs with a bogus syntax
+    /// error in a system header, and a seed without valuations is lost to Hermes.
     fn profile_valuation(
         &self,
         seed: &Seed,
@@ -355,9 +360,26 @@ impl SeedMaker {
             .parse(headers)
             .map_err(|e| anyhow::anyhow!("stored seed does not parse: {e}"))?;
         let mut rand = StdRand::with_seed(u64::from_str_radix(&seed.id.0[..16], 16).unwrap_or(0));
-        let plan = ValuationPlan::sample(&program, self.config.p_profile, &mut rand);
+        let mut failure = String::new();
+        for _ in 0..VALUATION_SAMPLES {
+            let plan = ValuationPlan::sample(&program, self.config.p_profile, &mut rand);
+            match self.run_valuation_plan(seed, &program, &plan, dir)? {
+                Ok(valuation) => return Ok(Ok(valuation)),
+                Err(reason) => failure = reason,
+            }
+        }
+        Ok(Err(failure))
+    }
+
+    fn run_valuation_plan(
+        &self,
+        seed: &Seed,
+        program: &Program,
+        plan: &ValuationPlan,
+        dir: &Path,
+    ) -> Result<std::result::Result<Valuation, String>> {
         let source = dir.join("valuation.c");
-        std::fs::write(&source, plan.instrument(&program, seed.profile.include_block_len))?;
+        std::fs::write(&source, plan.instrument(program, seed.profile.include_block_len))?;
         let binary = dir.join("valuation");
         // The seed's output is the same under every compiler, but with operands evaluated in
         // another order the values at a point may differ (pcc assigns `*p = 0` in
