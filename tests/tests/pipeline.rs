@@ -337,6 +337,44 @@ fn variants_whose_meaning_changed_are_invalid_not_findings() {
 }
 
 #[test]
+fn wrong_edits_make_invalid_variants_never_findings_nor_chain_states() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["gcc -O0", "gcc -O2", "clang -O2"], 60.0);
+    let id = store_seed(&out, &config, &seeds("wrong"));
+    // A profile that says nothing ran: Orion deletes live statements, each deletion a wrong edit.
+    let profile_path = out.join("seeds").join(&id.0).join("profile.json");
+    let mut profile: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&profile_path).unwrap()).unwrap();
+    for count in profile["line_counts"].as_object_mut().unwrap().values_mut() {
+        *count = 0.into();
+    }
+    std::fs::write(&profile_path, profile.to_string()).unwrap();
+    let no_more_seeds = dir.path().join("none");
+    std::fs::create_dir_all(&no_more_seeds).unwrap();
+    let output = fuzz_on_one_core(&out, &config)
+        .args(["--seeds", no_more_seeds.to_str().unwrap()])
+        .args(["--mutators", "orion", "--iterations", "8"])
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    assert!(findings(&out).is_empty(), "{:?}\n{log}", findings(&out));
+    let report = client_report(&out);
+    assert!(report.executions >= 8, "{log}");
+    // Every execution but the seed's own is a wrong variant.
+    assert_eq!(report.invalid.total, report.executions - 1, "{report:?}\n{log}");
+    assert_eq!(
+        report.invalid.by_family.get("orion"),
+        Some(&report.invalid.total),
+        "{:?}",
+        report.invalid
+    );
+    assert_eq!(report.mcmc.accepted, 0, "{log}");
+    assert_eq!(report.corpus, 1, "only the seed is in the corpus: {log}");
+}
+
+#[test]
 fn a_reference_that_gets_an_orange_program_wrong_is_a_finding() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
