@@ -304,36 +304,43 @@ fn no_variants_per_seed_is_plain_differential_testing() {
     assert!(making.seconds <= report.wall_seconds, "{report:?}");
 }
 
-#[test]
-fn variants_whose_meaning_changed_are_invalid_not_findings() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let config = write_config(dir.path(), &["gcc -O0", "gcc -O2", "clang -O2"], 60.0);
-    store_seed(&out, &config, &seeds("env"));
-    let no_more_seeds = dir.path().join("none");
+/// Eight Orion proposals on the one seed stored in `out` (`env` set for the campaign), none of
+/// which may be a finding or a chain state; returns the client report and the log.
+fn orion_on_stored_seed(out: &Path, config: &Path, env: &[(&str, &str)]) -> (ccfuzz::campaign::ClientReport, String) {
+    let no_more_seeds = out.with_file_name("none");
     std::fs::create_dir_all(&no_more_seeds).unwrap();
-    let output = fuzz_on_one_core(&out, &config)
-        .env("CCFUZZ_TEST_LIVE", "1")
+    let output = fuzz_on_one_core(out, config)
+        .envs(env.iter().copied())
         .args(["--seeds", no_more_seeds.to_str().unwrap()])
         .args(["--mutators", "orion", "--iterations", "8"])
         .output()
         .unwrap();
     let log = text(&output);
     assert!(output.status.success(), "{log}");
-    // Every configuration prints 2 where the seed printed 1: without the gate, one finding
-    // per configuration.
-    assert!(findings(&out).is_empty(), "{:?}\n{log}", findings(&out));
-    let report = client_report(&out);
+    // Without the validity gate, each such variant is one finding per configuration.
+    assert!(findings(out).is_empty(), "{:?}\n{log}", findings(out));
+    let report = client_report(out);
     assert!(report.executions >= 8, "{log}");
+    assert_eq!(report.mcmc.accepted, 0, "{log}");
+    assert_eq!(report.corpus, 1, "only the seed is in the corpus: {log}");
+    assert!(log.contains("invalid orion variant of seed"), "{log}");
+    (report, log)
+}
+
+#[test]
+fn variants_whose_meaning_changed_are_invalid_not_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["gcc -O0", "gcc -O2", "clang -O2"], 60.0);
+    store_seed(&out, &config, &seeds("env"));
+    // Every configuration prints 2 where the seed printed 1, the seed's own run included.
+    let (report, log) = orion_on_stored_seed(&out, &config, &[("CCFUZZ_TEST_LIVE", "1")]);
     assert_eq!(report.invalid.total, report.executions, "{log}");
     assert!(
         report.invalid.by_family.get("orion").is_some_and(|n| *n >= 7),
         "{:?}",
         report.invalid
     );
-    assert_eq!(report.mcmc.accepted, 0, "{log}");
-    assert_eq!(report.corpus, 1, "only the seed is in the corpus: {log}");
-    assert!(log.contains("invalid orion variant of seed"), "{log}");
 }
 
 #[test]
@@ -350,18 +357,7 @@ fn wrong_edits_make_invalid_variants_never_findings_nor_chain_states() {
         *count = 0.into();
     }
     std::fs::write(&profile_path, profile.to_string()).unwrap();
-    let no_more_seeds = dir.path().join("none");
-    std::fs::create_dir_all(&no_more_seeds).unwrap();
-    let output = fuzz_on_one_core(&out, &config)
-        .args(["--seeds", no_more_seeds.to_str().unwrap()])
-        .args(["--mutators", "orion", "--iterations", "8"])
-        .output()
-        .unwrap();
-    let log = text(&output);
-    assert!(output.status.success(), "{log}");
-    assert!(findings(&out).is_empty(), "{:?}\n{log}", findings(&out));
-    let report = client_report(&out);
-    assert!(report.executions >= 8, "{log}");
+    let (report, log) = orion_on_stored_seed(&out, &config, &[]);
     // Every execution but the seed's own is a wrong variant.
     assert_eq!(report.invalid.total, report.executions - 1, "{report:?}\n{log}");
     assert_eq!(
@@ -370,8 +366,6 @@ fn wrong_edits_make_invalid_variants_never_findings_nor_chain_states() {
         "{:?}",
         report.invalid
     );
-    assert_eq!(report.mcmc.accepted, 0, "{log}");
-    assert_eq!(report.corpus, 1, "only the seed is in the corpus: {log}");
 }
 
 #[test]
