@@ -6,6 +6,7 @@ use crate::campaign::progress::{report_chains, report_observed};
 use crate::campaign::report::write_client_report;
 use crate::campaign::resume::reload_corpus;
 use crate::exec::executor::ExecutionObservers;
+use crate::exec::repeats::{RepeatedTextFilter, REMEMBERED_TEXTS};
 use crate::judge::new_seed::{NewSeedFeedback, SeedsInCorpus};
 use crate::judge::objective::FindingsObjective;
 use crate::judge::validity::ValidVariant;
@@ -22,7 +23,7 @@ use libafl::corpus::{Corpus, InMemoryOnDiskCorpus, OnDiskCorpus, Testcase};
 use libafl::events::{ClientDescription, EventRestarter, ProgressReporter, SendExiting};
 use libafl::executors::ExitKind;
 use libafl::feedbacks::MaxMapFeedback;
-use libafl::fuzzer::{Evaluator, Fuzzer, StdFuzzer};
+use libafl::fuzzer::{Evaluator, Fuzzer, StdFuzzerBuilder};
 use libafl::generators::Generator;
 use libafl::schedulers::Scheduler;
 use libafl::stages::StdMutationalStage;
@@ -103,7 +104,7 @@ where
     shutdown::handle_stop_signals().map_err(anyhow_to_libafl)?;
     let store = options.store().map_err(anyhow_to_libafl)?;
     let programs = Arc::new(Programs::new(store.clone(), 256));
-    let workdir = options.out.join("tmp").join(format!("client-{}", desc.id()));
+    let workdir = options.scratch().join(format!("client-{}", desc.id()));
     // A client restarted after a crash finds the scratch of the execution it crashed in.
     let _ = std::fs::remove_dir_all(&workdir);
     std::fs::create_dir_all(&workdir)?;
@@ -177,7 +178,12 @@ where
             log::info!("client {}: {restored} chains continue where they stopped", desc.id());
         }
     }
-    let mut fuzzer = StdFuzzer::new(scheduler, feedback, objective);
+    let mut fuzzer = StdFuzzerBuilder::new()
+        .input_filter(RepeatedTextFilter::new(programs.clone(), REMEMBERED_TEXTS))
+        .scheduler(scheduler)
+        .feedback(feedback)
+        .objective(objective)
+        .build();
     let mut executor = observers.into_executor(programs.clone(), options.config.clone(), workdir.clone());
 
     // This client's share of stored seeds that the corpus lacks (directory seeds, or seeds
@@ -266,7 +272,7 @@ where
                 &options.out,
                 desc.id(),
                 &state,
-                &executor.counter_totals,
+                &executor.totals,
                 covered,
                 &seeds.maker.timing,
                 started.elapsed(),

@@ -30,7 +30,7 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
     let started = SystemTime::now();
     shutdown::share_stop_flag()?;
     shutdown::handle_stop_signals()?;
-    let tmp = options.out.join("tmp");
+    let tmp = options.scratch();
     // Scratch files of a killed run are garbage; corpus, seeds and findings are never touched.
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp)?;
@@ -45,7 +45,7 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
     if let SeedSource::Directory(dir) = &options.seeds {
         let profiled = profile_directory(&options.config, &store, dir, &tmp);
         if shutdown::requested() {
-            crate::campaign::summary::finish(&options.out, started);
+            crate::campaign::summary::finish(&options.out, &tmp, started);
             return Ok(());
         }
         profiled?;
@@ -103,7 +103,7 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
         triage.stop();
     }
     if std::process::id() == launcher {
-        crate::campaign::summary::finish(&options.out, started);
+        crate::campaign::summary::finish(&options.out, &tmp, started);
     }
     match result {
         Ok(()) | Err(Error::ShuttingDown) => Ok(()),

@@ -46,9 +46,26 @@ pub struct CampaignOptions {
     pub mcmc: McmcOptions,
     /// Time between status lines (default: every second on a terminal, else every 10 s).
     pub status_interval: Option<Duration>,
+    /// Where scratch directories go instead of OUT/tmp (a tmpfs such as /dev/shm).
+    pub scratch_root: Option<PathBuf>,
 }
 
 impl CampaignOptions {
+    /// The campaign's scratch directory: OUT/tmp, or a directory of the scratch root named
+    /// after OUT, so that two campaigns sharing a root never share scratch.
+    pub fn scratch(&self) -> PathBuf {
+        match &self.scratch_root {
+            None => self.out.join("tmp"),
+            Some(root) => {
+                use std::hash::{DefaultHasher, Hash, Hasher};
+                let out = std::fs::canonicalize(&self.out).unwrap_or_else(|_| self.out.clone());
+                let mut hasher = DefaultHasher::new();
+                out.hash(&mut hasher);
+                root.join(format!("ccfuzz-{:016x}", hasher.finish()))
+            }
+        }
+    }
+
     pub(crate) fn store(&self) -> Result<SeedStore> {
         SeedStore::open(self.out.join("seeds"))
     }

@@ -2,6 +2,8 @@
 //! MCMC figures, what the corpus covers inside the compilers and every optimization counter.
 
 use crate::campaign::options::CampaignState;
+use crate::exec::executor::ExecutorTotals;
+use crate::exec::repeats::RepeatedTexts;
 use crate::exec::runner::cpu_seconds;
 use crate::judge::validity::InvalidVariants;
 use crate::mcmc::McmcChains;
@@ -41,6 +43,26 @@ pub struct ClientReport {
     pub wall_seconds: f64,
     #[serde(default)]
     pub seed_making: SeedMakingReport,
+    /// Binaries not run because another configuration of the same variant linked the same bytes.
+    #[serde(default)]
+    pub reused_runs: u64,
+    /// Proposals not run because their text had already run.
+    #[serde(default)]
+    pub repeated_texts: u64,
+    /// The client's resident memory when it stopped.
+    #[serde(default)]
+    pub rss_bytes: u64,
+}
+
+/// This process's resident memory in bytes (0 where /proc does not say).
+pub fn resident_bytes() -> u64 {
+    let pages = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|statm| statm.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    pages * page.max(0) as u64
 }
 
 /// The client's seed making: candidate programs profiled and vetted, and where the time went.
@@ -93,7 +115,7 @@ pub fn write_client_report(
     out: &Path,
     id: usize,
     state: &CampaignState,
-    counters: &Counters,
+    totals: &ExecutorTotals,
     covered: BTreeMap<String, u64>,
     seed_timing: &SeedTiming,
     wall: std::time::Duration,
@@ -106,8 +128,11 @@ pub fn write_client_report(
         own_cpu: cpu_seconds(UsageWho::RUSAGE_SELF)?,
         children_cpu: cpu_seconds(UsageWho::RUSAGE_CHILDREN)?,
         mcmc: McmcReport::of(state.metadata::<McmcChains>().unwrap_or(&McmcChains::default())),
-        counters: counters.clone(),
+        counters: totals.counters.clone(),
         covered,
+        reused_runs: totals.reused_runs,
+        repeated_texts: state.metadata::<RepeatedTexts>().map_or(0, |r| r.0),
+        rss_bytes: resident_bytes(),
         invalid: state.metadata::<InvalidVariants>().cloned().unwrap_or_default(),
         wall_seconds: wall.as_secs_f64(),
         seed_making: seed_timing.into(),

@@ -7,10 +7,9 @@ use crate::ops::status::compact_duration;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-/// Once every client has stopped: removes the scratch directory and prints the summary.
-pub fn finish(out: &Path, started: SystemTime) {
-    let tmp = out.join("tmp");
-    if let Err(e) = std::fs::remove_dir_all(&tmp) {
+/// Once every client has stopped: removes the scratch directory `tmp` and prints the summary.
+pub fn finish(out: &Path, tmp: &Path, started: SystemTime) {
+    if let Err(e) = std::fs::remove_dir_all(tmp) {
         if e.kind() != std::io::ErrorKind::NotFound {
             log::warn!("cannot remove {}: {e}", tmp.display());
         }

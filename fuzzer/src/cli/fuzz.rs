@@ -63,6 +63,10 @@ pub struct FuzzArgs {
     /// rewritten in place, else 10).
     #[arg(long)]
     pub status_interval: Option<f64>,
+    /// Put scratch directories (variants, binaries, compiler temporaries) under this directory
+    /// instead of OUT/tmp: a tmpfs such as /dev/shm saves disk writes.
+    #[arg(long)]
+    pub scratch: Option<PathBuf>,
     #[command(flatten)]
     pub mcmc: McmcArgs,
 }
@@ -98,6 +102,7 @@ impl FuzzArgs {
             iterations: self.iterations,
             mcmc: self.mcmc.options(),
             status_interval: self.status_interval.map(std::time::Duration::from_secs_f64),
+            scratch_root: self.scratch,
         })
     }
 }

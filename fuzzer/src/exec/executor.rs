@@ -4,11 +4,12 @@
 //! counters) goes to the coverage and counter observers. Compiler failures are outcomes,
 //! never errors of the fuzzer.
 
-use crate::config::Config;
-use crate::exec::compile::compile_and_run;
+use crate::config::{CompilerConfig, Config};
+use crate::exec::compile::{compile, compile_and_run, run_binary};
 use crate::exec::instrument::Additions;
 use crate::exec::instrument::Instruments;
 use crate::exec::validity::{gate, prints_seed_output, variant_run_timeout, Gate};
+use anyhow::Context;
 use ccfuzz_mutators::edit::apply_edits;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
@@ -16,13 +17,16 @@ use ccfuzz_mutators::seed::Seed;
 use ccfuzz_observers::counters::{counter_map, fill_map, CounterMapObserver, CounterNamesObserver, Counters};
 use ccfuzz_observers::coverage::CoverageObserver;
 use ccfuzz_observers::gcov::GcovCoverage;
-use ccfuzz_observers::{ConfigOutcome, ExecutionObserver};
+use ccfuzz_observers::{ConfigOutcome, ExecutionObserver, RunResult};
 use libafl::executors::{Executor, ExitKind, HasObservers};
 use libafl::state::HasExecutions;
 use libafl::Error;
 use libafl_bolts::tuples::{tuple_list, tuple_list_type, Handle, Handled, MatchNameRef, RefIndexable};
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The observers the executor fills, by handle.
 #[derive(Clone, Debug)]
@@ -80,7 +84,7 @@ impl ExecutionObservers {
             observers: tuple_list!(self.execution, self.coverage, self.counters, self.counter_names),
             handles,
             instruments: self.instruments,
-            counter_totals: Counters::new(),
+            totals: ExecutorTotals::default(),
             programs,
             config,
             workdir,
@@ -95,14 +99,24 @@ pub struct CompileRunExecutor<OT> {
     programs: Arc<Programs>,
     config: Config,
     workdir: PathBuf,
-    /// Every optimization counter summed over all executions (the counters experiment's
-    /// measure, as YARPGen's: how often the optimizer did each thing over the whole run).
-    pub counter_totals: Counters,
+    pub totals: ExecutorTotals,
+}
+
+/// What an executor added up over all its executions.
+#[derive(Debug, Default)]
+pub struct ExecutorTotals {
+    /// Every optimization counter summed (the counters experiment's measure, as YARPGen's: how
+    /// often the optimizer did each thing over the whole run).
+    pub counters: Counters,
+    /// Binaries not run because another configuration had linked the same bytes.
+    pub reused_runs: u64,
 }
 
 /// What one execution reported, before it is moved into the observers.
 struct Reports {
     execution: ExecutionObserver,
+    /// Binaries of this variant not run because an earlier one had the same bytes.
+    reused_runs: u64,
     counter_names: CounterNamesObserver,
     lines: Option<GcovCoverage>,
 }
@@ -119,13 +133,14 @@ impl<OT> CompileRunExecutor<OT> {
         std::fs::write(&source, text)?;
         let run_timeout = variant_run_timeout(loaded.seed.profile.run_ms, self.config.run_timeout());
         let reference = &self.config.reference;
-        let (reference_outcome, reference_time) = compile_and_run(
+        let mut runs = BinaryRuns::default();
+        let (reference_outcome, reference_time) = self.compile_then_run(
             reference,
             &source,
             &dir.path().join("reference"),
             &Additions::default(),
-            self.config.compile_timeout(),
             run_timeout,
+            &mut runs,
         )?;
         let reference_is_wrong = match gate(&reference_outcome, &loaded.seed) {
             Gate::Valid => false,
@@ -165,13 +180,13 @@ impl<OT> CompileRunExecutor<OT> {
                 continue;
             }
             let binary = dir.path().join(format!("prog{index}"));
-            let (outcome, compile_time) = compile_and_run(
+            let (outcome, compile_time) = self.compile_then_run(
                 config,
                 &source,
                 &binary,
                 &self.instruments.before(index, dir.path()),
-                self.config.compile_timeout(),
                 run_timeout,
+                &mut runs,
             )?;
             if let ConfigOutcome::Rejected { message } = &outcome {
                 log::warn!("{} rejected a variant of seed {}: {message}", config.name(), input.seed);
@@ -190,11 +205,58 @@ impl<OT> CompileRunExecutor<OT> {
                 .execution
                 .record(config.name(), outcome, compile_time.as_millis() as u64);
         }
+        reports.reused_runs = runs.reused;
         Ok(())
     }
 }
 
+/// Run results of one variant's binaries by content: two configurations (-O2 and -O3, a
+/// compiler and its tested copy) often link the same bytes, which need not run twice.
+#[derive(Default)]
+struct BinaryRuns {
+    by_content: HashMap<u64, RunResult>,
+    reused: u64,
+}
+
+impl BinaryRuns {
+    /// The run of `binary`: the earlier one of the same bytes, or a new one.
+    fn run(&mut self, binary: &Path, timeout: Duration) -> anyhow::Result<RunResult> {
+        let bytes = std::fs::read(binary).with_context(|| format!("cannot read {}", binary.display()))?;
+        let mut hasher = DefaultHasher::new();
+        bytes.hash(&mut hasher);
+        let key = hasher.finish();
+        if let Some(run) = self.by_content.get(&key) {
+            self.reused += 1;
+            return Ok(run.clone());
+        }
+        let run = run_binary(binary, timeout)?;
+        self.by_content.insert(key, run.clone());
+        Ok(run)
+    }
+}
+
 impl<OT> CompileRunExecutor<OT> {
+    /// Compiles `source` with `config` and runs the binary, unless `runs` holds the run of the
+    /// same bytes.
+    fn compile_then_run(
+        &self,
+        config: &CompilerConfig,
+        source: &Path,
+        binary: &Path,
+        additions: &Additions,
+        run_timeout: Duration,
+        runs: &mut BinaryRuns,
+    ) -> anyhow::Result<(ConfigOutcome, Duration)> {
+        let (failure, compile_time) = compile(config, source, binary, additions, self.config.compile_timeout())?;
+        let outcome = match failure {
+            Some(failure) => failure,
+            None => ConfigOutcome::Ran {
+                run: runs.run(binary, run_timeout)?,
+            },
+        };
+        Ok((outcome, compile_time))
+    }
+
     /// Whether a UB-check configuration (another compiler family at -O0) runs the variant to
     /// the seed's output: then a reference that does not is wrong, not the variant.
     fn another_prints_seed_output(
@@ -252,6 +314,7 @@ where
         *state.executions_mut() += 1;
         let mut reports = Reports {
             execution: ExecutionObserver::new("execution"),
+            reused_runs: 0,
             counter_names: CounterNamesObserver::new("counter_names"),
             lines: None,
         };
@@ -265,6 +328,7 @@ where
             log::error!("cannot execute a variant of seed {}: {e:#}", input.seed);
             reports.execution.outcomes.clear();
         }
+        self.totals.reused_runs += reports.reused_runs;
         let handles = &self.handles;
         let observers = &mut self.observers;
         observers
@@ -289,7 +353,7 @@ where
                 .ok_or_else(|| missing("counter map"))?,
         );
         for (name, value) in &reports.counter_names.counters {
-            *self.counter_totals.entry(name.clone()).or_default() += value;
+            *self.totals.counters.entry(name.clone()).or_default() += value;
         }
         observers
             .get_mut(&handles.counter_names)

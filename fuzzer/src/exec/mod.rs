@@ -1,9 +1,11 @@
 //! Compile and run: child processes under limits ([`runner`]), a compiler configuration applied
 //! to one program and its binary run ([`compile`]), what the observed compilers need and report
-//! ([`instrument`]), and the LibAFL executor over every configuration ([`executor`]).
+//! ([`instrument`]), the LibAFL executor over every configuration ([`executor`]), and the
+//! input filter that runs a text once ([`repeats`]).
 
 pub mod compile;
 pub mod executor;
 pub mod instrument;
+pub mod repeats;
 pub mod runner;
 pub mod validity;

@@ -4,13 +4,14 @@
 
 use crate::ops::shutdown::{Interrupted, WatchedGroup};
 use anyhow::{Context, Result};
-use nix::sys::resource::{setrlimit, Resource};
+use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
+use std::fs::File;
 use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, Stdio};
-use std::thread;
 use std::time::{Duration, Instant};
 
 /// Limits applied to a child process (and inherited by its children).
@@ -81,23 +82,6 @@ impl Output {
     }
 }
 
-fn read_capped(mut pipe: impl Read + Send + 'static, cap: usize) -> thread::JoinHandle<Vec<u8>> {
-    thread::spawn(move || {
-        let mut kept = Vec::new();
-        let mut chunk = [0u8; 8192];
-        loop {
-            match pipe.read(&mut chunk) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let room = cap.saturating_sub(kept.len());
-                    kept.extend_from_slice(&chunk[..n.min(room)]);
-                }
-            }
-        }
-        kept
-    })
-}
-
 /// User plus system CPU seconds of this process (`RUSAGE_SELF`) or of its waited-for
 /// descendants (`RUSAGE_CHILDREN`).
 pub fn cpu_seconds(who: nix::sys::resource::UsageWho) -> nix::Result<f64> {
@@ -106,76 +90,212 @@ pub fn cpu_seconds(who: nix::sys::resource::UsageWho) -> nix::Result<f64> {
     Ok(user.tv_sec() as f64 + system.tv_sec() as f64 + (user.tv_usec() + system.tv_usec()) as f64 / 1e6)
 }
 
+/// How often a running child's wait checks whether the campaign was asked to stop.
+const STOP_CHECK: Duration = Duration::from_millis(100);
+
+/// Once the child is gone, how long its output pipes may stay open (held by a process that
+/// left its group) before what they hold is taken as all.
+const DRAIN_LIMIT: Duration = Duration::from_secs(1);
+
 /// Runs `command` to completion or timeout. The child leads a new process group so that a
 /// compiler driver and its sub-processes are killed together. Fails with [`Interrupted`]
 /// when the campaign is asked to stop while the child runs.
-pub fn run(mut command: Command, limits: &Limits) -> Result<Output> {
-    let program = format!("{:?}", command.get_program());
+///
+/// The child is started by `posix_spawn` (a `vfork`, whose cost does not grow with the
+/// client's memory as a `fork` does) through `prlimit`, which sets the limits and executes
+/// the command; one `poll` on a pidfd and both pipes waits for it, with no threads.
+pub fn run(command: Command, limits: &Limits) -> Result<Output> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let mut command = under_limits(&command, limits);
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    let rl = limits.clone();
-    // SAFETY: the closure only calls async-signal-safe setrlimit between fork and exec.
-    unsafe {
-        command.pre_exec(move || {
-            let set = |resource, value: u64| setrlimit(resource, value, value).map_err(std::io::Error::from);
-            set(Resource::RLIMIT_AS, rl.memory)?;
-            set(Resource::RLIMIT_FSIZE, rl.file_size)?;
-            set(Resource::RLIMIT_CPU, rl.cpu_seconds)?;
-            set(Resource::RLIMIT_NPROC, rl.processes)?;
-            set(Resource::RLIMIT_CORE, 0)?;
-            Ok(())
-        });
-    }
     let start = Instant::now();
-    let mut child = command.spawn().with_context(|| format!("cannot start {program}"))?;
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("cannot start prlimit for {program}"))?;
     let pgid = Pid::from_raw(child.id() as i32);
     let _watched = WatchedGroup::new(pgid);
-    let stdout = read_capped(child.stdout.take().expect("piped stdout"), limits.max_output);
-    let stderr = read_capped(child.stderr.take().expect("piped stderr"), limits.max_output);
-    let mut timed_out = false;
-    let mut interrupted = false;
-    let mut pause = Duration::from_micros(200);
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
+    let exited = PidFd::open(child.id()).with_context(|| format!("cannot watch {program}"))?;
+    let mut stdout = Capture::new(child.stdout.take().expect("piped stdout").into(), limits.max_output)?;
+    let mut stderr = Capture::new(child.stderr.take().expect("piped stderr").into(), limits.max_output)?;
+    let mut ended = Ended::Exited;
+    loop {
+        let elapsed = start.elapsed();
+        if elapsed >= limits.timeout {
+            ended = Ended::TimedOut;
+            break;
         }
         if crate::ops::shutdown::requested() {
-            interrupted = true;
-            let _ = killpg(pgid, Signal::SIGKILL);
-            break child.wait()?;
+            ended = Ended::Interrupted;
+            break;
         }
-        if start.elapsed() >= limits.timeout {
-            timed_out = true;
-            let _ = killpg(pgid, Signal::SIGKILL);
-            break child.wait()?;
+        let wait = (limits.timeout - elapsed).min(STOP_CHECK);
+        if wait_for_any(Some(&exited), [&mut stdout, &mut stderr], wait)? {
+            break;
         }
-        thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(10));
-    };
+    }
     // Grandchildren may still hold the pipes open; the group is ours to kill.
     let _ = killpg(pgid, Signal::SIGKILL);
+    let status = child.wait()?;
     let elapsed = start.elapsed();
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
-    if interrupted {
-        return Err(Interrupted.into());
+    let drained_by = Instant::now() + DRAIN_LIMIT;
+    while !(stdout.closed && stderr.closed) {
+        let left = drained_by.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        wait_for_any(None, [&mut stdout, &mut stderr], left)?;
     }
-    let exit = if timed_out {
-        Exit::Timeout
-    } else if let Some(code) = status.code() {
-        Exit::Code(code)
-    } else {
-        Exit::Signal(status.signal().unwrap_or(0))
+    let exit = match ended {
+        Ended::Interrupted => return Err(Interrupted.into()),
+        Ended::TimedOut => Exit::Timeout,
+        Ended::Exited => match (status.code(), status.signal()) {
+            (Some(code), _) => Exit::Code(code),
+            (None, signal) => Exit::Signal(signal.unwrap_or(0)),
+        },
     };
+    if matches!(exit, Exit::Code(126 | 127)) && stderr.kept.starts_with(b"prlimit: failed to execute") {
+        anyhow::bail!(
+            "cannot start {program}: {}",
+            String::from_utf8_lossy(&stderr.kept).trim()
+        );
+    }
     Ok(Output {
         exit,
-        stdout,
-        stderr,
+        stdout: stdout.kept,
+        stderr: stderr.kept,
         elapsed,
     })
+}
+
+enum Ended {
+    Exited,
+    TimedOut,
+    Interrupted,
+}
+
+/// util-linux's `prlimit`, by path: a search of the `PATH` costs an `execve` per entry.
+const PRLIMIT: &str = "/usr/bin/prlimit";
+
+/// `command` run by `prlimit`, which sets `limits` on itself and then executes it: the limits
+/// hold from the command's first instruction, and its sub-processes inherit them.
+fn under_limits(command: &Command, limits: &Limits) -> Command {
+    let mut limited = Command::new(PRLIMIT);
+    limited
+        .arg(format!("--as={}", limits.memory))
+        .arg(format!("--fsize={}", limits.file_size))
+        .arg(format!("--cpu={}", limits.cpu_seconds))
+        .arg(format!("--nproc={}", limits.processes))
+        .arg("--core=0")
+        .arg("--")
+        .arg(command.get_program())
+        .args(command.get_args());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => limited.env(key, value),
+            None => limited.env_remove(key),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        limited.current_dir(dir);
+    }
+    limited
+}
+
+/// A process's pidfd: readable once the process has exited.
+struct PidFd(OwnedFd);
+
+impl PidFd {
+    fn open(pid: u32) -> std::io::Result<Self> {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: the descriptor was just created and is owned by nothing else.
+        Ok(PidFd(unsafe { OwnedFd::from_raw_fd(fd as RawFd) }))
+    }
+}
+
+/// One output pipe of the child, read without blocking into at most `cap` kept bytes (the
+/// rest is read and dropped, so that the child never blocks on a full pipe).
+struct Capture {
+    pipe: File,
+    kept: Vec<u8>,
+    cap: usize,
+    closed: bool,
+}
+
+impl Capture {
+    fn new(pipe: OwnedFd, cap: usize) -> Result<Self> {
+        let flags = fcntl(pipe.as_raw_fd(), FcntlArg::F_GETFL)?;
+        fcntl(
+            pipe.as_raw_fd(),
+            FcntlArg::F_SETFL(OFlag::from_bits_retain(flags) | OFlag::O_NONBLOCK),
+        )?;
+        Ok(Capture {
+            pipe: File::from(pipe),
+            kept: Vec::new(),
+            cap,
+            closed: false,
+        })
+    }
+
+    /// Reads what the pipe holds now.
+    fn read_available(&mut self) -> std::io::Result<()> {
+        let mut chunk = [0u8; 16384];
+        loop {
+            match self.pipe.read(&mut chunk) {
+                Ok(0) => {
+                    self.closed = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    let room = self.cap.saturating_sub(self.kept.len());
+                    self.kept.extend_from_slice(&chunk[..n.min(room)]);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Waits up to `wait` for the process behind `exited` to exit or a pipe to have data, reads
+/// what the pipes hold, and says whether the process has exited.
+fn wait_for_any(exited: Option<&PidFd>, pipes: [&mut Capture; 2], wait: Duration) -> Result<bool> {
+    let mut fds: Vec<libc::pollfd> = exited
+        .map(|pidfd| libc::pollfd {
+            fd: pidfd.0.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .into_iter()
+        .collect();
+    fds.extend(pipes.iter().filter(|p| !p.closed).map(|p| libc::pollfd {
+        fd: p.pipe.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    }));
+    let timeout = wait.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
+    // SAFETY: `fds` is a valid array of pollfd of the length given.
+    let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+    if ready < 0 {
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            return Err(error).context("cannot wait for a child process");
+        }
+    }
+    for pipe in pipes {
+        if !pipe.closed {
+            pipe.read_available().context("cannot read a child's output")?;
+        }
+    }
+    Ok(exited.is_some() && fds[0].revents != 0)
 }
 
 #[cfg(test)]
@@ -207,6 +327,45 @@ mod tests {
     #[test]
     fn signals_are_reported() {
         assert_eq!(sh("kill -SEGV $$", 5000).exit, Exit::Signal(11));
+    }
+
+    #[test]
+    fn output_larger_than_a_pipe_is_read_and_capped() {
+        // 1 MB through 64 kB pipes: the child would block forever if nobody read while it ran.
+        let mut c = Command::new("sh");
+        c.arg("-c").arg("head -c 1000000 /dev/zero; echo done >&2");
+        let limits = Limits {
+            max_output: 300_000,
+            ..Limits::program(Duration::from_secs(10))
+        };
+        let out = run(c, &limits).unwrap();
+        assert_eq!(out.exit, Exit::Code(0));
+        assert_eq!(out.stdout.len(), 300_000);
+        assert_eq!(out.stderr, b"done\n");
+    }
+
+    #[test]
+    fn a_missing_program_is_an_error() {
+        let error = run(
+            Command::new("/nonexistent/compiler"),
+            &Limits::program(Duration::from_secs(5)),
+        )
+        .unwrap_err();
+        assert!(
+            format!("{error:#}").contains("cannot start /nonexistent/compiler"),
+            "{error:#}"
+        );
+    }
+
+    #[test]
+    fn the_memory_limit_applies() {
+        let mut c = Command::new("sh");
+        c.arg("-c").arg("ulimit -v");
+        let limits = Limits {
+            memory: 512 << 20,
+            ..Limits::program(Duration::from_secs(5))
+        };
+        assert_eq!(run(c, &limits).unwrap().stdout, b"524288\n");
     }
 
     #[test]

@@ -1,0 +1,92 @@
+//! Proposals whose C text already ran are not run again: Athena's restore moves and Orion's
+//! fresh prunings often rebuild a program that a chain has already been through, and a second
+//! compilation of the same text with the same compilers can show nothing new.
+
+use ccfuzz_mutators::input::Variant;
+use ccfuzz_mutators::programs::Programs;
+use libafl::fuzzer::InputFilter;
+use libafl::{Error, HasMetadata};
+use libafl_bolts::impl_serdeany;
+use serde::{Deserialize, Serialize};
+use std::collections::{HashSet, VecDeque};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+
+/// How many recent texts a client remembers (16 bytes each).
+pub const REMEMBERED_TEXTS: usize = 1 << 16;
+
+/// Proposals a client did not run because their text had run (state metadata, for its report).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct RepeatedTexts(pub u64);
+impl_serdeany!(RepeatedTexts);
+
+/// LibAFL's input filter on the text a variant materializes into: the most recent
+/// [`REMEMBERED_TEXTS`] texts run by this client, by 64-bit hash.
+pub struct RepeatedTextFilter {
+    programs: Arc<Programs>,
+    seen: HashSet<u64>,
+    order: VecDeque<u64>,
+    capacity: usize,
+}
+
+impl RepeatedTextFilter {
+    pub fn new(programs: Arc<Programs>, capacity: usize) -> Self {
+        RepeatedTextFilter {
+            programs,
+            seen: HashSet::new(),
+            order: VecDeque::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Whether `text` is new; a new text is remembered, the oldest forgotten past capacity.
+    pub fn first_time(&mut self, text: &str) -> bool {
+        let mut hasher = DefaultHasher::new();
+        text.hash(&mut hasher);
+        let hash = hasher.finish();
+        if !self.seen.insert(hash) {
+            return false;
+        }
+        self.order.push_back(hash);
+        if self.order.len() > self.capacity {
+            if let Some(oldest) = self.order.pop_front() {
+                self.seen.remove(&oldest);
+            }
+        }
+        true
+    }
+}
+
+impl<EM, S: HasMetadata> InputFilter<EM, Variant, S> for RepeatedTextFilter {
+    fn should_execute(&mut self, input: &Variant, state: &mut S, _manager: &mut EM) -> Result<bool, Error> {
+        // A variant whose seed cannot be loaded runs, so that the executor reports why.
+        let Ok(text) = self.programs.materialize(input) else {
+            return Ok(true);
+        };
+        let new = self.first_time(&text);
+        if !new {
+            state.metadata_or_insert_with(RepeatedTexts::default).0 += 1;
+        }
+        Ok(new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccfuzz_mutators::seed::SeedStore;
+
+    #[test]
+    fn a_text_runs_once_until_it_is_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let programs = Arc::new(Programs::new(SeedStore::open(dir.path()).unwrap(), 1));
+        let mut filter = RepeatedTextFilter::new(programs, 2);
+        assert!(filter.first_time("int main(void) { return 0; }"));
+        assert!(!filter.first_time("int main(void) { return 0; }"));
+        assert!(filter.first_time("int main(void) { return 1; }"));
+        assert!(filter.first_time("int main(void) { return 2; }"));
+        // Capacity 2: the first text is forgotten and may run again.
+        assert!(filter.first_time("int main(void) { return 0; }"));
+        assert!(!filter.first_time("int main(void) { return 2; }"));
+    }
+}
