@@ -1,14 +1,28 @@
 //! The fuzzer's input: a variant is a seed id plus a list of edits, a few hundred bytes on the
 //! wire; its C text is materialized from the seed store when it is compiled. A variant that
 //! introduces a seed to other nodes carries the seed with it.
+//!
+//! A chain's states share most of their edits with the state they were proposed from, so a
+//! state is saved as the difference from that state's file ([`Lineage`]): a chain of n moves
+//! costs O(n) bytes on disk, not O(n²). Every [`CHECKPOINT`]th generation is saved whole, so
+//! that reading a state follows at most that many files.
 
 use crate::edit::Edit;
 use crate::seed::{content_hash, SeedId, SeedPackage};
 use libafl::corpus::CorpusId;
 use libafl::inputs::Input;
 use libafl::Error;
+use libafl_bolts::fs::write_file_atomic;
 use serde::{Deserialize, Serialize};
+use std::hash::{Hash, Hasher};
 use std::path::Path;
+use std::sync::Arc;
+
+/// A chain state is saved whole at every CHECKPOINT-th generation, else as a difference.
+pub const CHECKPOINT: u32 = 16;
+
+/// What a saved difference starts with (a whole variant is plain postcard, as it always was).
+const DELTA_MAGIC: &[u8] = b"ccfuzz-delta-1\n";
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Variant {
@@ -17,6 +31,88 @@ pub struct Variant {
     /// The seed itself, only while the variant travels to nodes whose stores may lack it (a new
     /// seed, a finding); the receiver stores it and drops it from the variant.
     pub carried_seed: Option<Box<SeedPackage>>,
+    /// Where the variant came from, in memory only: it decides how the variant is saved and
+    /// never its name, its equality or what travels to other cores.
+    #[serde(skip)]
+    pub lineage: Lineage,
+}
+
+/// The state a variant was proposed from, and how many moves from its last whole save it is.
+#[derive(Clone, Debug, Default)]
+pub struct Lineage {
+    pub parent: Option<Arc<Parent>>,
+    pub generation: u32,
+}
+
+/// A chain state as its proposals need it to save themselves as differences.
+#[derive(Debug)]
+pub struct Parent {
+    pub name: String,
+    pub edits: Vec<Edit>,
+}
+
+impl PartialEq for Lineage {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Lineage {}
+
+impl Hash for Lineage {
+    fn hash<H: Hasher>(&self, _state: &mut H) {}
+}
+
+/// A saved variant as the difference from its parent's file: the parent's edits without
+/// `removed` (indices, ascending), then `added`.
+#[derive(Debug, Serialize, Deserialize)]
+struct Delta {
+    seed: SeedId,
+    parent: String,
+    generation: u32,
+    removed: Vec<u32>,
+    added: Vec<Edit>,
+}
+
+impl Delta {
+    /// The difference that turns `parent` into `edits`: the parent's edits matched in order,
+    /// the unmatched ones removed, the child's rest added.
+    fn between(seed: &SeedId, parent: &Parent, edits: &[Edit], generation: u32) -> Delta {
+        let mut removed = Vec::new();
+        let mut next = 0;
+        for (index, edit) in parent.edits.iter().enumerate() {
+            if edits.get(next) == Some(edit) {
+                next += 1;
+            } else {
+                removed.push(index as u32);
+            }
+        }
+        Delta {
+            seed: seed.clone(),
+            parent: parent.name.clone(),
+            generation,
+            removed,
+            added: edits[next..].to_vec(),
+        }
+    }
+
+    fn apply(self, parent_edits: Vec<Edit>) -> Variant {
+        let mut removed = self.removed.iter().peekable();
+        let mut edits: Vec<Edit> = parent_edits
+            .into_iter()
+            .enumerate()
+            .filter(|(index, _)| removed.next_if(|r| **r as usize == *index).is_none())
+            .map(|(_, edit)| edit)
+            .collect();
+        edits.extend(self.added);
+        Variant {
+            lineage: Lineage {
+                parent: None,
+                generation: self.generation,
+            },
+            ..Variant::new(self.seed, edits)
+        }
+    }
 }
 
 impl Variant {
@@ -25,7 +121,20 @@ impl Variant {
             seed,
             edits,
             carried_seed: None,
+            lineage: Lineage::default(),
         }
+    }
+
+    /// Makes this variant, which is about to become a proposal from the chain state it still
+    /// equals, remember that state as its parent.
+    pub fn descend(&mut self) {
+        self.lineage = Lineage {
+            parent: Some(Arc::new(Parent {
+                name: self.name(),
+                edits: self.edits.clone(),
+            })),
+            generation: self.lineage.generation + 1,
+        };
     }
 
     /// The seed itself, unedited.
@@ -44,10 +153,33 @@ impl Input for Variant {
         self.name()
     }
 
-    /// Reads a saved variant; corpus files written before variants could carry seeds are the
-    /// seed id and the edits alone.
+    /// Saves the variant as the difference from its parent when the parent's file is beside it
+    /// and this generation is no checkpoint; whole otherwise (a finding, a received testcase).
+    fn to_file<P: AsRef<Path>>(&self, path: P) -> Result<(), Error> {
+        let path = path.as_ref();
+        if let Some(parent) = &self.lineage.parent {
+            let checkpoint = self.lineage.generation % CHECKPOINT == 0;
+            if !checkpoint && self.carried_seed.is_none() && path.with_file_name(&parent.name).is_file() {
+                let delta = Delta::between(&self.seed, parent, &self.edits, self.lineage.generation);
+                let mut bytes = DELTA_MAGIC.to_vec();
+                bytes.extend(postcard::to_allocvec(&delta)?);
+                return write_file_atomic(path, &bytes);
+            }
+        }
+        write_file_atomic(path, &postcard::to_allocvec(self)?)
+    }
+
+    /// Reads a saved variant, following the differences back to a whole one; corpus files
+    /// written before variants could carry seeds are the seed id and the edits alone.
     fn from_file<P: AsRef<Path>>(path: P) -> Result<Self, Error> {
+        let path = path.as_ref();
         let bytes = std::fs::read(path)?;
+        if let Some(delta) = bytes.strip_prefix(DELTA_MAGIC) {
+            let delta: Delta = postcard::from_bytes(delta)?;
+            let parent = Variant::from_file(path.with_file_name(&delta.parent))
+                .map_err(|e| Error::illegal_state(format!("{}: its parent {}: {e}", path.display(), delta.parent)))?;
+            return Ok(delta.apply(parent.edits));
+        }
         match postcard::from_bytes(&bytes) {
             Ok(variant) => Ok(variant),
             Err(current) => postcard::from_bytes::<(SeedId, Vec<Edit>)>(&bytes)
@@ -72,6 +204,74 @@ mod tests {
         assert_eq!(postcard::from_bytes::<Variant>(&bytes).unwrap(), variant);
         assert_eq!(variant.name(), variant.clone().name());
         assert_ne!(variant.name(), Variant::of_seed(variant.seed.clone()).name());
+    }
+
+    /// A chain of `moves` states, each proposed from the one before by deleting a statement,
+    /// now and then restoring an earlier deletion, saved beside each other as a corpus does.
+    fn saved_chain(dir: &Path, moves: u32) -> Vec<Variant> {
+        let mut state = Variant::of_seed(SeedId::of_text("int main(void) { return 0; }"));
+        state.to_file(dir.join(state.name())).unwrap();
+        let mut states = vec![state.clone()];
+        for step in 0..moves {
+            let mut proposal = state.clone();
+            proposal.descend();
+            if step % 5 == 4 {
+                proposal.edits.remove(step as usize % proposal.edits.len());
+            } else {
+                proposal.edits.push(Edit::InsertBefore {
+                    stmt: step,
+                    code: format!("if (g == {step}) {{ g = g + 1; }}"),
+                });
+            }
+            proposal.to_file(dir.join(proposal.name())).unwrap();
+            states.push(proposal.clone());
+            state = proposal;
+        }
+        states
+    }
+
+    #[test]
+    fn chain_states_are_saved_as_differences_and_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let states = saved_chain(dir.path(), 200);
+        for state in &states {
+            let read = Variant::from_file(dir.path().join(state.name())).unwrap();
+            assert_eq!(read.edits, state.edits);
+            assert_eq!(read.name(), state.name());
+        }
+        let sizes: Vec<u64> = states
+            .iter()
+            .map(|s| std::fs::metadata(dir.path().join(s.name())).unwrap().len())
+            .collect();
+        let whole = states.last().unwrap();
+        let whole_size = postcard::to_allocvec(whole).unwrap().len() as u64;
+        let mean = sizes.iter().sum::<u64>() / sizes.len() as u64;
+        // Whole saves would average half the last state; differences and a checkpoint every
+        // 16 moves stay far below.
+        assert!(
+            mean * 4 < whole_size / 2,
+            "mean {mean} bytes, last state {whole_size} bytes whole"
+        );
+        // A checkpoint is whole: reading it needs no other file.
+        let checkpoint = &states[CHECKPOINT as usize];
+        assert!(!std::fs::read(dir.path().join(checkpoint.name()))
+            .unwrap()
+            .starts_with(DELTA_MAGIC));
+        assert!(std::fs::read(dir.path().join(states[CHECKPOINT as usize + 1].name()))
+            .unwrap()
+            .starts_with(DELTA_MAGIC));
+    }
+
+    #[test]
+    fn a_variant_whose_parent_file_is_elsewhere_is_saved_whole() {
+        let mut variant = Variant::of_seed(SeedId::of_text("int main(void) { return 0; }"));
+        variant.descend();
+        variant.edits.push(Edit::Delete { stmt: 2 });
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(variant.name());
+        variant.to_file(&path).unwrap();
+        assert!(!std::fs::read(&path).unwrap().starts_with(DELTA_MAGIC));
+        assert_eq!(Variant::from_file(&path).unwrap(), variant);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! One fuzzing client: its observers, feedbacks, objective, MCMC scheduler and executor, its
 //! seeds (stored, generated or received), and its loop until the deadline or a stop request.
 
-use crate::campaign::options::{CampaignOptions, CampaignState, SeedSource};
+use crate::campaign::options::{CampaignOptions, CampaignState, SeedSource, CORPUS_CACHE};
 use crate::campaign::progress::{report_chains, report_observed};
 use crate::campaign::report::write_client_report;
 use crate::campaign::resume::reload_corpus;
@@ -19,7 +19,7 @@ use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use ccfuzz_observers::novelty::NoveltyFeedback;
-use libafl::corpus::{Corpus, InMemoryOnDiskCorpus, OnDiskCorpus, Testcase};
+use libafl::corpus::{CachedOnDiskCorpus, Corpus, OnDiskCorpus, Testcase};
 use libafl::events::{ClientDescription, EventRestarter, ProgressReporter, SendExiting};
 use libafl::executors::ExitKind;
 use libafl::feedbacks::MaxMapFeedback;
@@ -150,7 +150,7 @@ where
         Some(state) => state,
         None => StdState::new(
             StdRand::with_seed(current_nanos() ^ desc.id() as u64),
-            InMemoryOnDiskCorpus::new(options.out.join("corpus"))?,
+            CachedOnDiskCorpus::new(options.out.join("corpus"), CORPUS_CACHE)?,
             OnDiskCorpus::new(options.out.join("solutions"))?,
             &mut feedback,
             &mut objective,

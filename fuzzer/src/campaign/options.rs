@@ -7,14 +7,19 @@ use anyhow::Result;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::seed::SeedStore;
 use ccfuzz_orange::GenOptions;
-use libafl::corpus::{InMemoryOnDiskCorpus, OnDiskCorpus};
+use libafl::corpus::{CachedOnDiskCorpus, OnDiskCorpus};
 use libafl::state::StdState;
 use libafl_bolts::rands::StdRand;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub type CampaignState = StdState<InMemoryOnDiskCorpus<Variant>, Variant, StdRand, OnDiskCorpus<Variant>>;
+/// The corpus keeps the inputs of its [`CORPUS_CACHE`] most recently used entries in memory; the
+/// others are read back from disk when a chain returns to them.
+pub type CampaignState = StdState<CachedOnDiskCorpus<Variant>, Variant, StdRand, OnDiskCorpus<Variant>>;
+
+/// Corpus entries whose inputs a client keeps in memory.
+pub const CORPUS_CACHE: usize = 512;
 
 /// Where seeds come from.
 #[derive(Clone, Debug)]

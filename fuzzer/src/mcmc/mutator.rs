@@ -60,6 +60,7 @@ impl<S: HasRand + HasMetadata> Mutator<Variant, S> for ChainMutator {
             .rand_mut()
             .choose(&self.families)
             .ok_or_else(|| Error::illegal_argument("no mutator family"))?;
+        input.descend();
         // Hermes and Orion moves are taken as symmetric: their reverse is not countable.
         let (result, log_q_ratio) = match family {
             Family::Athena => {
