@@ -158,7 +158,7 @@ impl Input for Variant {
     fn to_file<P: AsRef<Path>>(&self, path: P) -> Result<(), Error> {
         let path = path.as_ref();
         if let Some(parent) = &self.lineage.parent {
-            let checkpoint = self.lineage.generation % CHECKPOINT == 0;
+            let checkpoint = self.lineage.generation.is_multiple_of(CHECKPOINT);
             if !checkpoint && self.carried_seed.is_none() && path.with_file_name(&parent.name).is_file() {
                 let delta = Delta::between(&self.seed, parent, &self.edits, self.lineage.generation);
                 let mut bytes = DELTA_MAGIC.to_vec();
