@@ -300,15 +300,22 @@ mod tests {
         seed
     }
 
-    #[test]
-    fn a_packaged_seed_is_stored_again_elsewhere_with_all_its_files() {
-        let (here, there) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    /// [`stored_seed`] in a store, its package, and another store to unpack it into (the
+    /// stores' temporary directories last: they must outlive the stores).
+    fn packaged_seed() -> (Seed, SeedPackage, SeedStore, [tempfile::TempDir; 2]) {
+        let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
         let (here, there) = (
-            SeedStore::open(here.path()).unwrap(),
-            SeedStore::open(there.path()).unwrap(),
+            SeedStore::open(dirs[0].path()).unwrap(),
+            SeedStore::open(dirs[1].path()).unwrap(),
         );
         let seed = stored_seed(&here);
         let package = here.package(&seed.id).unwrap();
+        (seed, package, there, dirs)
+    }
+
+    #[test]
+    fn a_packaged_seed_is_stored_again_elsewhere_with_all_its_files() {
+        let (seed, package, there, _dirs) = packaged_seed();
         assert!(package.files.contains_key("valuation.json"));
         there.unpack(&package).unwrap();
         assert_eq!(there.load(&seed.id).unwrap(), seed);
@@ -319,13 +326,7 @@ mod tests {
 
     #[test]
     fn a_package_that_is_not_what_it_claims_is_refused() {
-        let (here, there) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        let (here, there) = (
-            SeedStore::open(here.path()).unwrap(),
-            SeedStore::open(there.path()).unwrap(),
-        );
-        let seed = stored_seed(&here);
-        let package = here.package(&seed.id).unwrap();
+        let (seed, package, there, _dirs) = packaged_seed();
         let mut other_text = package.clone();
         other_text
             .files

@@ -72,26 +72,8 @@ fn assert_png_or_svg(path: &std::path::Path) {
 #[test]
 fn guidance_experiment_measures_coverage_counters_and_findings_of_both_setups() {
     let dir = tempfile::tempdir().unwrap();
-    let tcc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../build/tcc-afl");
-    assert!(
-        tcc.join("tcc").is_file(),
-        "{} is missing: run `make instrumented-tcc`",
-        tcc.display()
-    );
-    let tcc = tcc.canonicalize().unwrap();
-    let config = dir.path().join("configuration.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "reference = \"gcc -O0\"\nub_check = [\"clang -O0\"]\n\
-             configurations = [{{ command = \"{tcc} -B{build}\", coverage = \"afl\" }}, {{ command = \"gcc-12 -O1\", counters = \"gcc\" }}]\n\
-             compile_timeout = 60.0\nseed_timeout = 5.0\nrun_timeout = 10.0\n\
-             csmith_include = \"/usr/include/csmith\"\ncsmith_args = [\"--no-packed-struct\"]\n",
-            tcc = tcc.join("tcc").display(),
-            build = tcc.display()
-        ),
-    )
-    .unwrap();
+    let tcc = built_tcc("tcc-afl");
+    let config = write_edges_and_counters_config(dir.path(), &tcc);
     let out = dir.path().join("exp");
     let output = ccfuzz()
         .args(["experiment", "guidance", "--config"])
@@ -130,13 +112,7 @@ fn guidance_experiment_measures_coverage_counters_and_findings_of_both_setups() 
 #[test]
 fn coverage_experiment_gains_lines_with_more_variants_per_seed() {
     let dir = tempfile::tempdir().unwrap();
-    let tcc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../build/tcc-gcov");
-    assert!(
-        tcc.join("tcc").is_file(),
-        "{} is missing: run `make instrumented-tcc`",
-        tcc.display()
-    );
-    let tcc = tcc.canonicalize().unwrap();
+    let tcc = built_tcc("tcc-gcov");
     let config = write_config(dir.path(), &["gcc -O1"], 60.0);
     let out = dir.path().join("exp");
     let output = ccfuzz()

@@ -14,18 +14,22 @@ fn athena_chains_accept_some_proposals_and_keep_the_accepted_ones() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let config = write_config(dir.path(), &["tcc"], 60.0);
-    let log = campaign(
-        &out,
-        &config,
-        &[
-            "--seeds",
-            seeds("dead").to_str().unwrap(),
-            "--mutators",
-            "athena",
-            "--iterations",
-            "80",
-        ],
-    );
+    // A campaign of Athena on the dead-code seed, `iterations` long, writing into `out`.
+    let athena_on_dead_code = |iterations: &str| {
+        campaign(
+            &out,
+            &config,
+            &[
+                "--seeds",
+                seeds("dead").to_str().unwrap(),
+                "--mutators",
+                "athena",
+                "--iterations",
+                iterations,
+            ],
+        )
+    };
+    let log = athena_on_dead_code("80");
     assert!(log.contains("seeds: 1 accepted, 0 rejected"), "{log}");
     assert!(findings(&out).is_empty(), "tcc miscompiled the dead-code seed?\n{log}");
 
@@ -83,18 +87,7 @@ fn athena_chains_accept_some_proposals_and_keep_the_accepted_ones() {
     }
 
     // Started again, the campaign continues the chain where it stopped.
-    let log = campaign(
-        &out,
-        &config,
-        &[
-            "--seeds",
-            seeds("dead").to_str().unwrap(),
-            "--mutators",
-            "athena",
-            "--iterations",
-            "20",
-        ],
-    );
+    let log = athena_on_dead_code("20");
     assert!(log.contains("1 chains continue where they stopped"), "{log}");
     let csv = std::fs::read_to_string(out.join("mcmc/client-1.csv")).unwrap();
     let resumed: Vec<Vec<&str>> = csv

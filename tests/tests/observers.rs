@@ -22,17 +22,6 @@ use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
-/// A `make instrumented-tcc` build: `tcc-afl`, `tcc-gcov` or `tcc-plain`.
-fn built_tcc(kind: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../build").join(kind);
-    assert!(
-        dir.join("tcc").is_file(),
-        "{} is missing: run `make instrumented-tcc`",
-        dir.join("tcc").display()
-    );
-    dir.canonicalize().unwrap()
-}
-
 /// The tcc of a build directory, run with `-B` so that it finds its own headers and runtime.
 fn tcc_config(dir: &Path) -> CompilerConfig {
     CompilerConfig::new(format!(
@@ -265,19 +254,7 @@ fn a_campaign_on_afl_tcc_and_gcc_statistics_keeps_variants_for_new_edges_and_cou
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let tcc = built_tcc("tcc-afl");
-    let config = dir.path().join("configuration.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "reference = \"gcc -O0\"\nub_check = [\"clang -O0\"]\n\
-             configurations = [{{ command = \"{tcc} -B{build}\", coverage = \"afl\" }}, {{ command = \"gcc-12 -O1\", counters = \"gcc\" }}]\n\
-             compile_timeout = 60.0\nseed_timeout = 5.0\nrun_timeout = 10.0\n\
-             csmith_include = \"/usr/include/csmith\"\ncsmith_args = [\"--no-packed-struct\"]\n",
-            tcc = tcc.join("tcc").display(),
-            build = tcc.display()
-        ),
-    )
-    .unwrap();
+    let config = write_edges_and_counters_config(dir.path(), &tcc);
     let log = campaign(&out, &config, &["--variants-per-seed", "6", "--iterations", "14"]);
     assert!(log.contains("AFL map of 11904 entries"), "{log}");
     assert!(reported_coverage(&out, "edges_covered") > 1_500, "{log}");

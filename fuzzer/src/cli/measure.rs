@@ -101,22 +101,45 @@ pub enum Experiment {
     /// The Hermes coverage study: gcov lines of a `--coverage` compiler covered by the seeds,
     /// then by the seeds with k variants each per mutator family; report.md, coverage.csv,
     /// coverage.{png,svg} in --out.
-    Coverage {
-        /// The gcov-built compiler command (e.g. "build/tcc-gcov/tcc -Bbuild/tcc-gcov").
-        #[arg(long)]
-        compiler: String,
-        /// The configuration `ccfuzz mutate` profiles the seeds with.
-        #[arg(long)]
-        config: PathBuf,
-        #[arg(long)]
-        seeds: PathBuf,
-        #[arg(long, value_delimiter = ',', default_value = "orion,athena,hermes")]
-        families: Vec<String>,
-        #[arg(long, value_delimiter = ',', default_value = "1,10,20")]
-        ks: Vec<usize>,
-        #[arg(long, default_value = "experiment-coverage")]
-        out: PathBuf,
-    },
+    Coverage(CoverageArgs),
+}
+
+// The coverage study's options (its help is the `Coverage` subcommand's).
+#[derive(Args)]
+pub struct CoverageArgs {
+    /// The gcov-built compiler command (e.g. "build/tcc-gcov/tcc -Bbuild/tcc-gcov").
+    #[arg(long)]
+    compiler: String,
+    /// The configuration `ccfuzz mutate` profiles the seeds with.
+    #[arg(long)]
+    config: PathBuf,
+    #[arg(long)]
+    seeds: PathBuf,
+    #[arg(long, value_delimiter = ',', default_value = "orion,athena,hermes")]
+    families: Vec<String>,
+    #[arg(long, value_delimiter = ',', default_value = "1,10,20")]
+    ks: Vec<usize>,
+    #[arg(long, default_value = "experiment-coverage")]
+    out: PathBuf,
+}
+
+impl CoverageArgs {
+    fn plan(self) -> Result<CoveragePlan> {
+        Ok(CoveragePlan {
+            binary: ccfuzz_binary()?,
+            compiler: self.compiler,
+            config: self.config,
+            seeds: self.seeds,
+            families: self.families,
+            ks: self.ks,
+            out: self.out,
+        })
+    }
+}
+
+/// The running `ccfuzz` binary, which the studies run as subprocesses.
+fn ccfuzz_binary() -> Result<PathBuf> {
+    std::env::current_exe().context("cannot find the ccfuzz binary")
 }
 
 /// The campaigns of an A/B experiment.
@@ -144,7 +167,7 @@ pub struct ExperimentRuns {
 impl ExperimentRuns {
     fn plan(self, out: PathBuf) -> Result<RunPlan> {
         Ok(RunPlan {
-            binary: std::env::current_exe().context("cannot find the ccfuzz binary")?,
+            binary: ccfuzz_binary()?,
             config: self.config,
             seeds: self.seeds,
             seconds: self.seconds,
@@ -176,22 +199,7 @@ impl Experiment {
                     .collect::<Result<Vec<_>>>()?;
                 bug_rate_study(&runs.plan(out)?, &setups, reducer.as_deref())?
             }
-            Experiment::Coverage {
-                compiler,
-                config,
-                seeds,
-                families,
-                ks,
-                out,
-            } => coverage_experiment(&CoveragePlan {
-                binary: std::env::current_exe().context("cannot find the ccfuzz binary")?,
-                compiler,
-                config,
-                seeds,
-                families,
-                ks,
-                out,
-            })?,
+            Experiment::Coverage(args) => coverage_experiment(&args.plan()?)?,
         };
         print!("{report}");
         Ok(())

@@ -229,9 +229,7 @@ where
         observers: &OT,
         exit: &ExitKind,
     ) -> Result<bool, Error> {
-        let observer = observers
-            .get(&self.execution)
-            .ok_or_else(|| Error::key_not_found("execution observer"))?;
+        let observer = super::execution_observer(observers, &self.execution)?;
         if observer
             .outcomes
             .iter()

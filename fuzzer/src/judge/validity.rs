@@ -66,9 +66,7 @@ where
         observers: &OT,
         _exit: &ExitKind,
     ) -> Result<bool, Error> {
-        let observer = observers
-            .get(&self.execution)
-            .ok_or_else(|| Error::key_not_found("execution observer"))?;
+        let observer = super::execution_observer(observers, &self.execution)?;
         let Some(reason) = &observer.invalid else {
             return Ok(true);
         };

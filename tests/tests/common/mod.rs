@@ -45,6 +45,36 @@ pub fn write_config(dir: &Path, configurations: &[&str], compile_timeout: f64) -
     path
 }
 
+/// A `make instrumented-tcc` build: `tcc-afl`, `tcc-gcov` or `tcc-plain`.
+pub fn built_tcc(kind: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../build").join(kind);
+    assert!(
+        dir.join("tcc").is_file(),
+        "{} is missing: run `make instrumented-tcc`",
+        dir.join("tcc").display()
+    );
+    dir.canonicalize().unwrap()
+}
+
+/// Writes a campaign configuration that observes the AFL edges of the `tcc-afl` build in
+/// `tcc` and gcc-12 -O1's statistics, and returns its path.
+pub fn write_edges_and_counters_config(dir: &Path, tcc: &Path) -> PathBuf {
+    let path = dir.join("configuration.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "reference = \"gcc -O0\"\nub_check = [\"clang -O0\"]\n\
+             configurations = [{{ command = \"{tcc} -B{build}\", coverage = \"afl\" }}, {{ command = \"gcc-12 -O1\", counters = \"gcc\" }}]\n\
+             compile_timeout = 60.0\nseed_timeout = 5.0\nrun_timeout = 10.0\n\
+             csmith_include = \"/usr/include/csmith\"\ncsmith_args = [\"--no-packed-struct\"]\n",
+            tcc = tcc.join("tcc").display(),
+            build = tcc.display()
+        ),
+    )
+    .unwrap();
+    path
+}
+
 pub fn free_port() -> u16 {
     ccfuzz::campaign::broker::free_port().unwrap()
 }

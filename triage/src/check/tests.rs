@@ -1,0 +1,173 @@
+//! The interestingness script run on small programs: what the UB guard accepts and rejects,
+//! symptoms that must show, kept outputs, crash signals.
+
+use super::*;
+
+fn guard() -> Guard {
+    test_guard()
+}
+
+const SHOW: &str = "#ifdef SHOW\n  printf(\"shown\\n\");\n#endif\n";
+
+/// A program with `globals`, then `main` running `body` and printing `printf_args`; built
+/// with `-DSHOW` it prints an extra line first.
+fn program_showing(globals: &str, body: &str, printf_args: &str) -> String {
+    format!("#include <stdio.h>\n{globals}int main(void) {{\n{body}{SHOW}  printf({printf_args});\n  return 0;\n}}\n")
+}
+
+/// Whether the guard accepts [`program_showing`]`(globals, body, printf_args)`. `-DSHOW`
+/// makes the tested binary print an extra line, so every such program shows the symptom:
+/// what is left to decide is the guard.
+fn guard_accepts(globals: &str, body: &str, printf_args: &str) -> bool {
+    let program = program_showing(globals, body, printf_args);
+    let dir = tempfile::tempdir().unwrap();
+    let check = Check {
+        configuration: "gcc -O0 -DSHOW".into(),
+        symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
+        guard: guard(),
+    };
+    let script = check.write(dir.path()).unwrap();
+    let file = dir.path().join("test.c");
+    fs::write(&file, program).unwrap();
+    run_script(&script, &file, &RunOptions::default()).unwrap()
+}
+
+#[test]
+fn the_guard_accepts_a_clean_program() {
+    assert!(guard_accepts("int g = 5;\n", "  int x = g * 3;\n", "\"%d\\n\", x"));
+}
+
+#[test]
+fn the_guard_rejects_signed_overflow() {
+    // No compiler warns: the overflow happens at run time, UBSan sees it.
+    assert!(!guard_accepts(
+        "int g = 2147483600;\n",
+        "  int x = g + 100;\n",
+        "\"%d\\n\", x > 0"
+    ));
+}
+
+#[test]
+fn the_guard_rejects_a_float_to_integer_conversion_out_of_range() {
+    // Both compilers print the same (x86 gives INT_MIN): only clang's UBSan sees it.
+    assert!(!guard_accepts(
+        "double d = 1e20;\n",
+        "  int x = (int)d;\n",
+        "\"%d\\n\", x"
+    ));
+}
+
+#[test]
+fn the_guard_rejects_an_uninitialized_read() {
+    assert!(!guard_accepts(
+        "int g;\n",
+        "  int x;\n  if (g) x = 1;\n",
+        "\"%d\\n\", x"
+    ));
+}
+
+#[test]
+fn the_guard_rejects_an_out_of_bounds_read() {
+    assert!(!guard_accepts("int a[4];\nint i = 4;\n", "", "\"%d\\n\", a[i]"));
+}
+
+#[test]
+fn the_guard_rejects_gnu_extensions() {
+    assert!(!guard_accepts(
+        "struct empty { int : 0; };\nstruct empty *p;\n",
+        "",
+        "\"%d\\n\", (int)sizeof(struct empty)"
+    ));
+}
+
+#[test]
+fn the_symptom_must_show() {
+    // The tested configuration prints the same as the reference: not interesting.
+    let dir = tempfile::tempdir().unwrap();
+    let check = Check {
+        configuration: "gcc -O1".into(),
+        symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
+        guard: guard(),
+    };
+    let script = check.write(dir.path()).unwrap();
+    let file = dir.path().join("test.c");
+    let program = program_showing("", "", "\"1\\n\"");
+    fs::write(&file, program).unwrap();
+    assert!(!run_script(&script, &file, &RunOptions::default()).unwrap());
+    // With a flag that changes the output it shows, and the outputs can be kept.
+    let keep = dir.path().join("kept");
+    let options = RunOptions {
+        extra_flags: vec!["-DSHOW".into()],
+        without_guard: true,
+        keep: Some(keep.clone()),
+    };
+    assert!(run_script(&script, &file, &options).unwrap());
+    assert_eq!(fs::read_to_string(keep.join("ref.out")).unwrap(), "1\n");
+    assert_eq!(fs::read_to_string(keep.join("bad.out")).unwrap(), "shown\n1\n");
+}
+
+#[test]
+fn a_compiler_crash_keeps_its_signal_and_the_guard_still_applies() {
+    // TinyCC 0.9.27 overflows its stack on 20,000 nested parentheses (SIGSEGV); clang's
+    // limit of 256 makes the guard reject such a program all the same.
+    let dir = tempfile::tempdir().unwrap();
+    let check = Check {
+        configuration: "tcc".into(),
+        symptom: Symptom::Crash {
+            signal: Some(11),
+            markers: Vec::new(),
+        },
+        guard: guard(),
+    };
+    let script = check.write(dir.path()).unwrap();
+    let file = dir.path().join("test.c");
+    let depth = 20_000;
+    fs::write(
+        &file,
+        format!(
+            "int main(void) {{ return {}0{}; }}\n",
+            "(".repeat(depth),
+            ")".repeat(depth)
+        ),
+    )
+    .unwrap();
+    let symptom_only = RunOptions {
+        without_guard: true,
+        ..RunOptions::default()
+    };
+    assert!(run_script(&script, &file, &symptom_only).unwrap());
+    let keep = dir.path().join("kept");
+    let guarded = RunOptions {
+        keep: Some(keep.clone()),
+        ..RunOptions::default()
+    };
+    assert!(!run_script(&script, &file, &guarded).unwrap());
+    let reason = fs::read_to_string(keep.join("reason.err")).unwrap();
+    assert!(reason.contains("bracket nesting"), "{reason}");
+    // Another signal is another symptom.
+    let other = Check {
+        symptom: Symptom::Crash {
+            signal: Some(6),
+            markers: Vec::new(),
+        },
+        ..check
+    };
+    let script = other.write(dir.path()).unwrap();
+    assert!(!run_script(&script, &file, &symptom_only).unwrap());
+}
+
+#[test]
+fn misbehaviour_is_read_from_the_campaign_description() {
+    assert_eq!(
+        Misbehaviour::from_description("killed by signal 11"),
+        Misbehaviour::Signal(11)
+    );
+    assert_eq!(
+        Misbehaviour::from_description("did not terminate within the run timeout"),
+        Misbehaviour::Timeout
+    );
+    assert_eq!(
+        Misbehaviour::from_description("exit 0, 25 bytes of output ending in \"checksum = 1\""),
+        Misbehaviour::WrongOutput
+    );
+}
