@@ -1,9 +1,11 @@
 //! A per-process cache of parsed seeds, so each core parses a seed once and materializes its
-//! variants in microseconds.
+//! variants in microseconds. The cache is bounded by an estimate of the memory its seeds hold,
+//! and the seed used least recently leaves first: a retired seed's model, valuation and text
+//! go once the chains no longer visit it.
 
 use crate::edit::apply_edits;
 use crate::input::Variant;
-use crate::model::Program;
+use crate::model::{Program, Scope, Statement, Variable};
 use crate::seed::{Seed, SeedId, SeedStore};
 use crate::valuation::Valuation;
 use anyhow::{Context, Result};
@@ -19,28 +21,89 @@ pub struct LoadedSeed {
     pub valuation: Valuation,
 }
 
-/// Parsed seeds by id, and their ids in loading order (the oldest is evicted first).
-#[derive(Debug, Default)]
-struct Cache {
-    loaded: HashMap<SeedId, Arc<LoadedSeed>>,
-    order: VecDeque<SeedId>,
+impl LoadedSeed {
+    /// Roughly the heap bytes the seed holds: its text, the model's tables and the valuation.
+    pub fn approximate_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let program = &self.program;
+        let statements: usize = program
+            .statements
+            .iter()
+            .map(|s| size_of::<Statement>() + 4 * s.children.len() + s.label.as_ref().map_or(0, String::len))
+            .sum();
+        let variables: usize = program
+            .scopes
+            .iter()
+            .flat_map(|scope| &scope.vars)
+            .map(|v| size_of::<Variable>() + v.name.len() + v.qualifiers.len())
+            .sum();
+        // Map nodes, names and types of records, functions and typedefs.
+        let declarations = 160
+            * (program.records.values().map(Vec::len).sum::<usize>()
+                + program.functions.len()
+                + program.typedefs.len())
+            + program.functions.values().map(|f| f.signature.len()).sum::<usize>();
+        let valuation: usize = self
+            .valuation
+            .points
+            .values()
+            .map(|point| {
+                let values: usize = point.values.iter().map(|set| 48 + 40 * set.len()).sum();
+                96 + 64 * point.readables.len() + values
+            })
+            .sum();
+        2 * program.text.len()
+            + self.seed.text.len()
+            + statements
+            + size_of::<Scope>() * program.scopes.len()
+            + variables
+            + declarations
+            + valuation
+    }
 }
 
-/// Loads and parses seeds from the store on demand, keeping the most recently loaded ones.
+/// Parsed seeds by id with their estimated sizes, and their ids from least to most recently
+/// used.
+#[derive(Debug, Default)]
+struct Cache {
+    loaded: HashMap<SeedId, (Arc<LoadedSeed>, usize)>,
+    order: VecDeque<SeedId>,
+    bytes: usize,
+}
+
+impl Cache {
+    fn touch(&mut self, id: &SeedId) {
+        if let Some(at) = self.order.iter().position(|o| o == id) {
+            let id = self.order.remove(at).expect("position is in range");
+            self.order.push_back(id);
+        }
+    }
+}
+
+/// Loads and parses seeds from the store on demand, keeping the most recently used ones within
+/// a memory budget.
 #[derive(Debug)]
 pub struct Programs {
     store: SeedStore,
-    capacity: usize,
+    budget_bytes: usize,
     cache: Mutex<Cache>,
 }
 
 impl Programs {
-    pub fn new(store: SeedStore, capacity: usize) -> Self {
+    /// A cache holding at most `budget_bytes` of parsed seeds (estimated), and always the one
+    /// in use.
+    pub fn new(store: SeedStore, budget_bytes: usize) -> Self {
         Programs {
             store,
-            capacity: capacity.max(1),
+            budget_bytes,
             cache: Mutex::new(Cache::default()),
         }
+    }
+
+    /// Seeds held and their estimated bytes.
+    pub fn held(&self) -> (usize, usize) {
+        let cache = self.cache.lock().expect("cache lock");
+        (cache.loaded.len(), cache.bytes)
     }
 
     pub fn store(&self) -> &SeedStore {
@@ -48,8 +111,13 @@ impl Programs {
     }
 
     pub fn get(&self, id: &SeedId) -> Result<Arc<LoadedSeed>> {
-        if let Some(loaded) = self.cache.lock().expect("cache lock").loaded.get(id) {
-            return Ok(loaded.clone());
+        {
+            let mut cache = self.cache.lock().expect("cache lock");
+            if let Some((loaded, _)) = cache.loaded.get(id) {
+                let loaded = loaded.clone();
+                cache.touch(id);
+                return Ok(loaded);
+            }
         }
         let seed = self.store.load(id)?;
         let headers = self.store.headers(&seed.profile.headers)?;
@@ -62,16 +130,25 @@ impl Programs {
             program,
             valuation,
         });
+        let bytes = loaded.approximate_bytes();
         let mut guard = self.cache.lock().expect("cache lock");
         let cache = &mut *guard;
-        if cache.loaded.len() >= self.capacity {
-            if let Some(oldest) = cache.order.pop_front() {
-                cache.loaded.remove(&oldest);
+        while cache.bytes + bytes > self.budget_bytes {
+            let Some(oldest) = cache.order.pop_front() else {
+                break;
+            };
+            if let Some((_, freed)) = cache.loaded.remove(&oldest) {
+                cache.bytes -= freed;
             }
         }
-        if cache.loaded.insert(id.clone(), loaded.clone()).is_none() {
+        // Another thread may have loaded it meanwhile: count it once.
+        if let Some((_, replaced)) = cache.loaded.insert(id.clone(), (loaded.clone(), bytes)) {
+            cache.bytes -= replaced;
+            cache.touch(id);
+        } else {
             cache.order.push_back(id.clone());
         }
+        cache.bytes += bytes;
         Ok(loaded)
     }
 
@@ -79,5 +156,60 @@ impl Programs {
     pub fn materialize(&self, variant: &Variant) -> Result<String> {
         let loaded = self.get(&variant.seed)?;
         Ok(apply_edits(&loaded.program, &variant.edits))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seed::SeedProfile;
+    use std::collections::BTreeMap;
+
+    /// A stored seed of `statements` statements in `main`.
+    fn stored(store: &SeedStore, statements: usize) -> SeedId {
+        let headers = store.put_headers("").unwrap();
+        let body: String = (0..statements).map(|i| format!("  g = g + {i};\n")).collect();
+        let text = format!("int g;\nint main(void) {{\n{body}  return 0;\n}}\n");
+        let lines = (1..=statements as u32 + 4).map(|l| (l, 1)).collect::<BTreeMap<_, _>>();
+        let profile = SeedProfile {
+            origin: "test".into(),
+            headers,
+            include_block_len: 0,
+            line_counts: lines,
+            expected_exit: 0,
+            run_ms: Some(1),
+        };
+        let seed = Seed::new(text, profile, Vec::new());
+        store.put(&seed).unwrap();
+        seed.id
+    }
+
+    #[test]
+    fn the_cache_keeps_the_recently_used_seeds_within_its_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SeedStore::open(dir.path()).unwrap();
+        let ids: Vec<SeedId> = (0..4).map(|n| stored(&store, 100 + n)).collect();
+        let one = Programs::new(store.clone(), usize::MAX)
+            .get(&ids[0])
+            .unwrap()
+            .approximate_bytes();
+        // A hundred statements and their text: kilobytes, not bytes nor megabytes.
+        assert!((5_000..200_000).contains(&one), "{one} bytes");
+        let programs = Programs::new(store, one * 5 / 2);
+        programs.get(&ids[0]).unwrap();
+        programs.get(&ids[1]).unwrap();
+        programs.get(&ids[0]).unwrap();
+        // Room for two: the least recently used (ids[1]) leaves for ids[2].
+        programs.get(&ids[2]).unwrap();
+        let held = programs.held();
+        assert_eq!(held.0, 2);
+        assert!(held.1 <= one * 5 / 2);
+        let cache = programs.cache.lock().unwrap();
+        assert!(cache.loaded.contains_key(&ids[0]) && cache.loaded.contains_key(&ids[2]));
+        drop(cache);
+        // A seed larger than the whole budget is still served, alone.
+        let tiny = Programs::new(programs.store().clone(), 1);
+        tiny.get(&ids[3]).unwrap();
+        assert_eq!(tiny.held().0, 1);
     }
 }

@@ -1,9 +1,9 @@
 //! One fuzzing client: its observers, feedbacks, objective, MCMC scheduler and executor, its
 //! seeds (stored, generated or received), and its loop until the deadline or a stop request.
 
-use crate::campaign::options::{CampaignOptions, CampaignState, SeedSource, CORPUS_CACHE};
+use crate::campaign::options::{CampaignOptions, CampaignState, SeedSource, CORPUS_CACHE, SEED_CACHE_BYTES};
 use crate::campaign::progress::{report_chains, report_observed};
-use crate::campaign::report::write_client_report;
+use crate::campaign::report::{write_client_report, ClientFigures};
 use crate::campaign::resume::reload_corpus;
 use crate::exec::executor::ExecutionObservers;
 use crate::exec::repeats::{RepeatedTextFilter, REMEMBERED_TEXTS};
@@ -103,7 +103,7 @@ where
     // Instead of the restarting manager's handler, which exits on the spot.
     shutdown::handle_stop_signals().map_err(anyhow_to_libafl)?;
     let store = options.store().map_err(anyhow_to_libafl)?;
-    let programs = Arc::new(Programs::new(store.clone(), 256));
+    let programs = Arc::new(Programs::new(store.clone(), SEED_CACHE_BYTES));
     let workdir = options.scratch().join(format!("client-{}", desc.id()));
     // A client restarted after a crash finds the scratch of the execution it crashed in.
     let _ = std::fs::remove_dir_all(&workdir);
@@ -268,15 +268,14 @@ where
                 started.elapsed().as_secs_f64(),
                 seeds.maker.timing.describe()
             );
-            if let Err(e) = write_client_report(
-                &options.out,
-                desc.id(),
-                &state,
-                &executor.totals,
+            let figures = ClientFigures {
+                totals: &executor.totals,
                 covered,
-                &seeds.maker.timing,
-                started.elapsed(),
-            ) {
+                seed_timing: &seeds.maker.timing,
+                wall: started.elapsed(),
+                seed_cache: programs.held(),
+            };
+            if let Err(e) = write_client_report(&options.out, desc.id(), &state, figures) {
                 log::warn!("cannot write the report of client {}: {e}", desc.id());
             }
             if let Ok(chains) = state.metadata::<McmcChains>() {

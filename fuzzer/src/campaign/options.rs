@@ -21,6 +21,9 @@ pub type CampaignState = StdState<CachedOnDiskCorpus<Variant>, Variant, StdRand,
 /// Corpus entries whose inputs a client keeps in memory.
 pub const CORPUS_CACHE: usize = 512;
 
+/// Estimated bytes of parsed seeds a client keeps in memory (a csmith seed: about 1 MB).
+pub const SEED_CACHE_BYTES: usize = 64 << 20;
+
 /// Where seeds come from.
 #[derive(Clone, Debug)]
 pub enum SeedSource {

@@ -27,7 +27,7 @@ pub fn replay(out: &Path, config: &Config, files: &[PathBuf]) -> Result<()> {
     use libafl::monitors::NopMonitor;
 
     let store = SeedStore::open(out.join("seeds"))?;
-    let programs = Arc::new(Programs::new(store, 16));
+    let programs = Arc::new(Programs::new(store, 16 << 20));
     let observers = ExecutionObservers::new(config)?;
     let handle = observers.execution.handle();
     let mut feedback = NewSeedFeedback;

@@ -52,6 +52,9 @@ pub struct ClientReport {
     /// The client's resident memory when it stopped.
     #[serde(default)]
     pub rss_bytes: u64,
+    /// Parsed seeds the client held in memory when it stopped, and their estimated bytes.
+    #[serde(default)]
+    pub seed_cache: (usize, usize),
 }
 
 /// This process's resident memory in bytes (0 where /proc does not say).
@@ -111,14 +114,21 @@ impl McmcReport {
     }
 }
 
+/// What the client loop knows about itself when it stops, besides its state.
+pub struct ClientFigures<'a> {
+    pub totals: &'a ExecutorTotals,
+    pub covered: BTreeMap<String, u64>,
+    pub seed_timing: &'a SeedTiming,
+    pub wall: std::time::Duration,
+    /// Parsed seeds held in memory, and their estimated bytes.
+    pub seed_cache: (usize, usize),
+}
+
 pub fn write_client_report(
     out: &Path,
     id: usize,
     state: &CampaignState,
-    totals: &ExecutorTotals,
-    covered: BTreeMap<String, u64>,
-    seed_timing: &SeedTiming,
-    wall: std::time::Duration,
+    figures: ClientFigures,
 ) -> std::io::Result<()> {
     use nix::sys::resource::UsageWho;
     let report = ClientReport {
@@ -128,14 +138,15 @@ pub fn write_client_report(
         own_cpu: cpu_seconds(UsageWho::RUSAGE_SELF)?,
         children_cpu: cpu_seconds(UsageWho::RUSAGE_CHILDREN)?,
         mcmc: McmcReport::of(state.metadata::<McmcChains>().unwrap_or(&McmcChains::default())),
-        counters: totals.counters.clone(),
-        covered,
-        reused_runs: totals.reused_runs,
+        counters: figures.totals.counters.clone(),
+        covered: figures.covered,
+        invalid: state.metadata::<InvalidVariants>().cloned().unwrap_or_default(),
+        wall_seconds: figures.wall.as_secs_f64(),
+        seed_making: figures.seed_timing.into(),
+        reused_runs: figures.totals.reused_runs,
         repeated_texts: state.metadata::<RepeatedTexts>().map_or(0, |r| r.0),
         rss_bytes: resident_bytes(),
-        invalid: state.metadata::<InvalidVariants>().cloned().unwrap_or_default(),
-        wall_seconds: wall.as_secs_f64(),
-        seed_making: seed_timing.into(),
+        seed_cache: figures.seed_cache,
     };
     let dir = out.join("clients");
     std::fs::create_dir_all(&dir)?;
