@@ -303,7 +303,11 @@ where
         let executions = *state.executions();
         // A generated seed gives way to the next when it has had its variants, or at once when
         // no chain can move (a tiny program leaves Hermes and Athena nothing to change).
-        if variants_per_seed.is_some_and(|n| executions >= last_seed_at + n || idle_rounds >= STALLED_ROUNDS) {
+        // With fast compilers a seed's making costs as much as many variants: it waits, past
+        // its variants, until making seeds is back within its share of the client's time.
+        let seed_share = seeds.maker.timing.total.as_secs_f64() / started.elapsed().as_secs_f64().max(1e-3);
+        let due = |n: u64| n == 0 || (executions >= last_seed_at + n && seed_share <= options.max_seed_share);
+        if variants_per_seed.is_some_and(|n| due(n) || idle_rounds >= STALLED_ROUNDS) {
             last_seed_at = executions;
             match seeds.generate(&mut state) {
                 Ok(seed) => {

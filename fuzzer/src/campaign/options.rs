@@ -56,6 +56,9 @@ pub struct CampaignOptions {
     pub status_interval: Option<Duration>,
     /// Where scratch directories go instead of OUT/tmp (a tmpfs such as /dev/shm).
     pub scratch_root: Option<PathBuf>,
+    /// With generated seeds: the largest share of a client's time that making seeds may take;
+    /// a seed gets more than its variants while the share is above it.
+    pub max_seed_share: f64,
 }
 
 impl CampaignOptions {

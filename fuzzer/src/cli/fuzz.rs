@@ -67,6 +67,11 @@ pub struct FuzzArgs {
     /// instead of OUT/tmp: a tmpfs such as /dev/shm saves disk writes.
     #[arg(long)]
     pub scratch: Option<PathBuf>,
+    /// With generated seeds: the largest share of each core's time that making seeds (csmith,
+    /// profiling, vetting) may take; a seed keeps being mutated past --variants-per-seed while
+    /// the share is above it (fast compilers: tcc, pcc). 1, the default, turns this off.
+    #[arg(long, default_value_t = 1.0)]
+    pub max_seed_share: f64,
     #[command(flatten)]
     pub mcmc: McmcArgs,
 }
@@ -103,6 +108,7 @@ impl FuzzArgs {
             mcmc: self.mcmc.options(),
             status_interval: self.status_interval.map(std::time::Duration::from_secs_f64),
             scratch_root: self.scratch,
+            max_seed_share: self.max_seed_share,
         })
     }
 }
