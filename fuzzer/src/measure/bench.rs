@@ -4,13 +4,12 @@
 //! Observing inside the compilers costs compile time too: instrumented against plain builds of
 //! the same tcc, and statistics or remarks against plain gcc and clang.
 
-use crate::campaign::ClientReport;
 use crate::config::{CompilerConfig, Config};
 use crate::exec::compile::compile;
 use crate::exec::instrument::Additions;
 use crate::exec::runner::cpu_seconds;
 use crate::seeds::SeedMaker;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use ccfuzz_mutators::athena::{AthenaChain, AthenaParams};
 use ccfuzz_mutators::edit::apply_edits;
 use ccfuzz_mutators::edit::Edit;
@@ -22,12 +21,13 @@ use ccfuzz_mutators::seed::SeedStore;
 use ccfuzz_orange::{GenOptions, Policies};
 use libafl_bolts::rands::StdRand;
 use nix::sys::resource::UsageWho;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+mod campaigns;
 mod observer_overheads;
 
+use campaigns::campaigns;
 use observer_overheads::observer_overheads;
 
 /// The measurements `ccfuzz bench` can make.
@@ -39,7 +39,8 @@ pub enum BenchPart {
     Variants,
     /// Orange generation speed next to gcc's compile speed on the same programs.
     Orange,
-    /// Executions per second of campaigns on one and two cores, and the CPU split.
+    /// Campaigns: the fuzzer's own CPU share with the configuration, with tcc and pcc and with
+    /// tcc alone; executions per second on one and two cores; memory and disk growth.
     Campaigns,
 }
 
@@ -157,43 +158,6 @@ fn variant_time(options: &BenchOptions) -> Result<()> {
     Ok(())
 }
 
-/// Runs a campaign of `seconds` on `cores` and prints its executions per second and CPU split.
-fn campaign(options: &BenchOptions, config_file: &Path, cores: &str) -> Result<f64> {
-    let out = options.out.join(format!("campaign-cores-{cores}"));
-    let _ = std::fs::remove_dir_all(&out);
-    let before = children_cpu()?;
-    let status = Command::new(std::env::current_exe()?)
-        .args(["fuzz", "--cores", cores, "--seconds", &options.seconds.to_string()])
-        .arg("--out")
-        .arg(&out)
-        .arg("--config")
-        .arg(config_file)
-        .args(["--broker-port", &crate::campaign::broker::free_port()?.to_string()])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .context("cannot start the campaign")?;
-    if !status.success() {
-        bail!("the {cores} campaign failed: {status}");
-    }
-    let total = children_cpu()? - before;
-    let (mut executions, mut own, mut children) = (0, 0.0, 0.0);
-    for entry in std::fs::read_dir(out.join("clients")).context("the campaign wrote no client report")? {
-        let report: ClientReport = serde_json::from_slice(&std::fs::read(entry?.path())?)?;
-        executions += report.executions;
-        own += report.own_cpu;
-        children += report.children_cpu;
-    }
-    // The broker and the restarter processes are the rest of the tree.
-    let other = (total - own - children).max(0.0);
-    let rate = executions as f64 / options.seconds as f64;
-    println!(
-        "cores {cores}: {executions} executions in {} s = {rate:.2} executions/s; CPU: fuzzer clients {own:.2} s, broker and restarters {other:.2} s, compilers/binaries/csmith {children:.2} s; fuzzer's own share {:.2}%",
-        options.seconds,
-        100.0 * (own + other) / (own + other + children).max(1e-9)
-    );
-    Ok(rate)
-}
-
 /// Orange generation speed, next to the time gcc takes to compile the same programs.
 fn orange_speed(options: &BenchOptions) -> Result<()> {
     let mut rand = StdRand::with_seed(5);
@@ -259,12 +223,7 @@ pub fn run_bench(options: BenchOptions) -> Result<()> {
         orange_speed(&options)?;
     }
     if options.parts.contains(&BenchPart::Campaigns) {
-        let one = campaign(&options, &config_file, "0")?;
-        let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        if cpus >= 2 {
-            let two = campaign(&options, &config_file, "0-1")?;
-            println!("scaling from 1 to 2 cores: {:.2}x", two / one.max(1e-9));
-        }
+        campaigns(&options, &config_file)?;
     }
     Ok(())
 }

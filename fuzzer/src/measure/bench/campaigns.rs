@@ -1,0 +1,187 @@
+//! `ccfuzz bench --parts campaigns`: real campaigns of `--seconds` each. The fuzzer's own CPU
+//! share against its children's with the configuration, with tcc and pcc, and with tcc alone
+//! (fast compilers leave the harness nowhere to hide); executions per second and scaling from
+//! one core to two; how a client's resident memory and the output directory grow per hour, and
+//! the corpus bytes per accepted chain state.
+
+use super::{children_cpu, BenchOptions};
+use crate::campaign::ClientReport;
+use crate::config::{CompilerConfig, Config};
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+/// How often the clients' memory is sampled.
+const SAMPLE_EVERY: Duration = Duration::from_secs(2);
+
+/// What one campaign of the bench did.
+struct CampaignFigures {
+    rate: f64,
+    own_share: f64,
+    /// Largest client RSS (bytes) a quarter of the way in, and at the end.
+    rss: (u64, u64),
+    /// Bytes under the output directory at the end (scratch excluded).
+    disk: u64,
+    corpus_bytes: u64,
+    accepted: u64,
+}
+
+pub fn campaigns(options: &BenchOptions, config_file: &Path) -> Result<()> {
+    let seconds = options.seconds as f64;
+    let hour = 3600.0 / seconds;
+    let one = campaign(options, "configured", config_file, "0")?;
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if cpus >= 2 {
+        let two = campaign(options, "configured", config_file, "0-1")?;
+        println!("scaling from 1 to 2 cores: {:.2}x", two.rate / one.rate.max(1e-9));
+    }
+    println!(
+        "growth, configured, 1 core: client RSS {:.1} MB at {:.0} s, {:.1} MB at {:.0} s ({:+.1} MB/hour); output {:.1} MB ({:.0} MB/hour); corpus {:.0} bytes per accepted state ({} accepted)",
+        one.rss.0 as f64 / 1e6,
+        seconds / 4.0,
+        one.rss.1 as f64 / 1e6,
+        seconds,
+        (one.rss.1 as f64 - one.rss.0 as f64) / 1e6 * hour * 4.0 / 3.0,
+        one.disk as f64 / 1e6,
+        one.disk as f64 / 1e6 * hour,
+        one.corpus_bytes as f64 / one.accepted.max(1) as f64,
+        one.accepted,
+    );
+    for (name, configurations) in [("tcc+pcc", vec!["tcc", "pcc"]), ("tcc", vec!["tcc"])] {
+        let config = Config {
+            configurations: configurations.into_iter().map(CompilerConfig::new).collect(),
+            ..options.config.clone()
+        };
+        let path = options.out.join(format!("configuration-{name}.toml"));
+        std::fs::write(&path, config.to_toml())?;
+        let figures = campaign(options, name, &path, "0")?;
+        println!(
+            "{name}, 1 core: {:.2} executions/s, fuzzer's own share {:.2}%",
+            figures.rate,
+            100.0 * figures.own_share
+        );
+    }
+    Ok(())
+}
+
+/// Runs a campaign of `seconds` on `cores`, prints its executions per second and CPU split, and
+/// samples its clients' memory.
+fn campaign(options: &BenchOptions, name: &str, config_file: &Path, cores: &str) -> Result<CampaignFigures> {
+    let out = options.out.join(format!("campaign-{name}-cores-{cores}"));
+    let _ = std::fs::remove_dir_all(&out);
+    let before = children_cpu()?;
+    let mut child = Command::new(std::env::current_exe()?)
+        .args(["fuzz", "--cores", cores, "--seconds", &options.seconds.to_string()])
+        .arg("--out")
+        .arg(&out)
+        .arg("--config")
+        .arg(config_file)
+        .args(["--broker-port", &crate::campaign::broker::free_port()?.to_string()])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .context("cannot start the campaign")?;
+    let rss = sample_rss(&mut child, options.seconds)?;
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("the {name} campaign on cores {cores} failed: {status}");
+    }
+    let total = children_cpu()? - before;
+    let (mut executions, mut own, mut children, mut accepted) = (0, 0.0, 0.0, 0);
+    for entry in std::fs::read_dir(out.join("clients")).context("the campaign wrote no client report")? {
+        let report: ClientReport = serde_json::from_slice(&std::fs::read(entry?.path())?)?;
+        executions += report.executions;
+        own += report.own_cpu;
+        children += report.children_cpu;
+        accepted += report.mcmc.accepted;
+    }
+    // The broker and the restarter processes are the rest of the tree.
+    let other = (total - own - children).max(0.0);
+    let rate = executions as f64 / options.seconds as f64;
+    let own_share = (own + other) / (own + other + children).max(1e-9);
+    println!(
+        "{name}, cores {cores}: {executions} executions in {} s = {rate:.2} executions/s; CPU: fuzzer clients {own:.2} s, broker and restarters {other:.2} s, compilers/binaries/csmith {children:.2} s; fuzzer's own share {:.2}%",
+        options.seconds,
+        100.0 * own_share
+    );
+    Ok(CampaignFigures {
+        rate,
+        own_share,
+        rss,
+        disk: bytes_under(&out),
+        corpus_bytes: bytes_under(&out.join("corpus")),
+        accepted,
+    })
+}
+
+/// The largest resident memory among the campaign's processes (its clients are the largest)
+/// a quarter of the way in and at the end, sampled until `child` exits.
+fn sample_rss(child: &mut Child, seconds: u64) -> Result<(u64, u64)> {
+    let start = Instant::now();
+    let quarter = Duration::from_secs(seconds) / 4;
+    let (mut at_quarter, mut last) = (None, 0);
+    while child.try_wait()?.is_none() {
+        std::thread::sleep(SAMPLE_EVERY);
+        let largest = descendants(child.id())
+            .into_iter()
+            .map(resident_bytes)
+            .max()
+            .unwrap_or(0);
+        // The clients' own exit shrinks the tree: keep the last full sample.
+        if largest > 0 {
+            last = largest;
+        }
+        if at_quarter.is_none() && start.elapsed() >= quarter && last > 0 {
+            at_quarter = Some(last);
+        }
+    }
+    Ok((at_quarter.unwrap_or(last), last))
+}
+
+/// The process and every process below it, from /proc.
+fn descendants(root: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // The command name may hold spaces and parentheses: fields start after the last ')'.
+            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+            Some((pid, fields.get(1)?.parse().ok()?))
+        })
+        .collect();
+    let mut found = vec![root];
+    let mut next = 0;
+    while next < found.len() {
+        let parent = found[next];
+        found.extend(parents.iter().filter(|(_, p)| *p == parent).map(|(pid, _)| *pid));
+        next += 1;
+    }
+    found
+}
+
+fn resident_bytes(pid: u32) -> u64 {
+    let pages = std::fs::read_to_string(format!("/proc/{pid}/statm"))
+        .ok()
+        .and_then(|statm| statm.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+/// Bytes of the files under `dir` (apparent sizes; scratch included only while it exists).
+fn bytes_under(dir: &Path) -> u64 {
+    let mut total = 0;
+    let mut pending: Vec<PathBuf> = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            match entry.metadata() {
+                Ok(meta) if meta.is_dir() => pending.push(entry.path()),
+                Ok(meta) => total += meta.len(),
+                Err(_) => {}
+            }
+        }
+    }
+    total
+}
