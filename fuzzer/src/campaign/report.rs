@@ -57,9 +57,10 @@ pub struct ClientReport {
     pub seed_cache: (usize, usize),
 }
 
-/// This process's resident memory in bytes (0 where /proc does not say).
-pub fn resident_bytes() -> u64 {
-    let pages = std::fs::read_to_string("/proc/self/statm")
+/// A process's resident memory in bytes, from its `statm` in /proc (`self`, or a pid); 0 where
+/// /proc does not say.
+pub fn resident_bytes(process: &str) -> u64 {
+    let pages = std::fs::read_to_string(format!("/proc/{process}/statm"))
         .ok()
         .and_then(|statm| statm.split_whitespace().nth(1)?.parse::<u64>().ok())
         .unwrap_or(0);
@@ -145,7 +146,7 @@ pub fn write_client_report(
         seed_making: figures.seed_timing.into(),
         reused_runs: figures.totals.reused_runs,
         repeated_texts: state.metadata::<RepeatedTexts>().map_or(0, |r| r.0),
-        rss_bytes: resident_bytes(),
+        rss_bytes: resident_bytes("self"),
         seed_cache: figures.seed_cache,
     };
     let dir = out.join("clients");

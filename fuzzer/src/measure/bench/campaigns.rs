@@ -5,6 +5,7 @@
 //! the corpus bytes per accepted chain state.
 
 use super::{children_cpu, BenchOptions};
+use crate::campaign::report::resident_bytes;
 use crate::campaign::ClientReport;
 use crate::config::{CompilerConfig, Config};
 use anyhow::{bail, Context, Result};
@@ -124,7 +125,7 @@ fn sample_rss(child: &mut Child, seconds: u64) -> Result<(u64, u64)> {
         std::thread::sleep(SAMPLE_EVERY);
         let largest = descendants(child.id())
             .into_iter()
-            .map(resident_bytes)
+            .map(|pid| resident_bytes(&pid.to_string()))
             .max()
             .unwrap_or(0);
         // The clients' own exit shrinks the tree: keep the last full sample.
@@ -160,14 +161,6 @@ fn descendants(root: u32) -> Vec<u32> {
         next += 1;
     }
     found
-}
-
-fn resident_bytes(pid: u32) -> u64 {
-    let pages = std::fs::read_to_string(format!("/proc/{pid}/statm"))
-        .ok()
-        .and_then(|statm| statm.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .unwrap_or(0);
-    pages * 4096
 }
 
 /// Bytes of the files under `dir` (apparent sizes; scratch included only while it exists).
