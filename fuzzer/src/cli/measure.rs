@@ -33,6 +33,10 @@ pub struct BenchArgs {
     /// The build directory of `make instrumented-tcc`, for the observers' overheads.
     #[arg(long, default_value = "build")]
     pub build: PathBuf,
+    /// The `ccfuzz` whose campaigns the campaigns part measures (default: this one), for
+    /// before-and-after figures of an older build in one run.
+    #[arg(long)]
+    pub fuzzer: Option<PathBuf>,
 }
 
 impl BenchArgs {
@@ -45,6 +49,7 @@ impl BenchArgs {
             seeds: self.seeds,
             out: self.out,
             build: self.build,
+            fuzzer: self.fuzzer,
         })
     }
 }

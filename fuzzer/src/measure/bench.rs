@@ -54,6 +54,8 @@ pub struct BenchOptions {
     pub out: PathBuf,
     /// Where `make instrumented-tcc` put its builds.
     pub build: PathBuf,
+    /// The `ccfuzz` whose campaigns are measured, when not this one.
+    pub fuzzer: Option<PathBuf>,
 }
 
 fn median(values: &mut [Duration]) -> Duration {

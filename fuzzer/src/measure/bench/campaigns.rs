@@ -72,7 +72,11 @@ fn campaign(options: &BenchOptions, name: &str, config_file: &Path, cores: &str)
     let out = options.out.join(format!("campaign-{name}-cores-{cores}"));
     let _ = std::fs::remove_dir_all(&out);
     let before = children_cpu()?;
-    let mut child = Command::new(std::env::current_exe()?)
+    let fuzzer = match &options.fuzzer {
+        Some(path) => path.clone(),
+        None => std::env::current_exe()?,
+    };
+    let mut child = Command::new(fuzzer)
         .args(["fuzz", "--cores", cores, "--seconds", &options.seconds.to_string()])
         .arg("--out")
         .arg(&out)
