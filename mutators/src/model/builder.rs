@@ -9,9 +9,8 @@ use lang_c::span::Node;
 use std::collections::{BTreeMap, HashMap};
 
 mod declarations;
+mod gnu;
 mod statements;
-
-use declarations::decl_spec;
 
 /// Parses `text` (see [`Program::parse_parts`]).
 pub(super) fn parse(
@@ -23,34 +22,54 @@ pub(super) fn parse(
     let body = text.get(include_block_len..).ok_or_else(|| ParseError {
         message: "include block is longer than the seed".into(),
     })?;
-    let parse_text = format!("{headers}{body}");
+    let mut parse_text = format!("{headers}{body}");
+    let label_addresses = gnu::rewrite(&mut parse_text, headers.len())
+        .into_iter()
+        .map(|offset| offset + include_block_len)
+        .collect();
     let config = Config {
         flavor: Flavor::GnuC11,
         ..Config::default()
     };
-    let parse = parse_preprocessed(&config, parse_text.clone()).map_err(|e| {
-        let seed_offset = (e.offset + include_block_len).saturating_sub(headers.len());
-        let line = text[..seed_offset.min(text.len())].matches('\n').count() + 1;
-        let in_headers = if e.offset < headers.len() {
-            " (in the system headers)"
-        } else {
-            ""
-        };
-        let mut expected: Vec<_> = e.expected.iter().copied().collect();
-        expected.sort();
-        ParseError {
-            message: format!(
-                "syntax error at line {line}{in_headers}, expected one of {}",
-                expected.join(" ")
-            ),
+    let mut insertions = gnu::Insertions::default();
+    let mut repairs = 0;
+    let parse = loop {
+        match parse_preprocessed(&config, parse_text.clone()) {
+            Ok(parse) => break parse,
+            Err(e) => {
+                let mut expected: Vec<_> = e.expected.iter().copied().collect();
+                expected.sort();
+                if repairs < gnu::MAX_REPAIRS
+                    && gnu::repair(&mut parse_text, &mut insertions, e.offset, &expected, headers.len())
+                {
+                    repairs += 1;
+                    continue;
+                }
+                let seed_offset = (insertions.original(e.offset) + include_block_len).saturating_sub(headers.len());
+                let line = text[..seed_offset.min(text.len())].matches('\n').count() + 1;
+                let in_headers = if e.offset < headers.len() {
+                    " (in the system headers)"
+                } else {
+                    ""
+                };
+                return Err(ParseError {
+                    message: format!(
+                        "syntax error at line {line}{in_headers}, expected one of {}",
+                        expected.join(" ")
+                    ),
+                });
+            }
         }
-    })?;
+    };
     let mut builder = Builder {
         text,
         parse_text: &parse_text,
         functions: BTreeMap::new(),
         shift: include_block_len as isize - headers.len() as isize,
         header_len: headers.len(),
+        insertions,
+        statement_expressions: gnu::may_hold_statement_expressions(body),
+        label_addresses,
         line_starts: std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect(),
@@ -83,6 +102,12 @@ struct Builder<'a> {
     /// Added to a parse-text offset to get a seed-text offset.
     shift: isize,
     header_len: usize,
+    /// What [`gnu::repair`] inserted into the parse text.
+    insertions: gnu::Insertions,
+    /// The seed may hold statement expressions (see [`gnu::hides_jumps`]).
+    statement_expressions: bool,
+    /// Seed-text offsets of the labels taken as values (`&&label`), in order.
+    label_addresses: Vec<usize>,
     line_starts: Vec<usize>,
     line_counts: &'a BTreeMap<u32, u64>,
     statements: Vec<Statement>,
@@ -114,7 +139,7 @@ impl<'a> Builder<'a> {
                     Some(0)
                 };
                 self.declaration(&decl.node, scope, true);
-                let text = &self.parse_text[decl.span.start..decl.span.end];
+                let text = self.source(decl.span.start, decl.span.end);
                 let decl_of = FunctionDecl {
                     signature: normalize_space(text.trim_end().trim_end_matches(';')),
                     offset: self.seed_offset(decl.span.start),
@@ -132,7 +157,7 @@ impl<'a> Builder<'a> {
                 let def = &node.node;
                 if let (Some(name), _) = self.declarator_type(CType::Other, &def.declarator.node) {
                     let decl_of = FunctionDecl {
-                        signature: normalize_space(&self.parse_text[node.span.start..def.statement.span.start]),
+                        signature: normalize_space(self.source(node.span.start, def.statement.span.start)),
                         offset: self.seed_offset(node.span.start),
                     };
                     self.functions.entry(name).or_insert(decl_of);
@@ -143,10 +168,14 @@ impl<'a> Builder<'a> {
                     _ => None,
                 });
                 for param in parameters.into_iter().flatten() {
-                    let base = self.base_type(param.node.specifiers.iter().filter_map(decl_spec));
-                    if let Some(declarator) = &param.node.declarator {
-                        self.add_variable(params, &base, &declarator.node, false);
-                    }
+                    self.parameter(params, &param.node);
+                }
+                let kr_names = def.declarator.node.derived.iter().find_map(|d| match &d.node {
+                    DerivedDeclarator::KRFunction(names) => Some(names),
+                    _ => None,
+                });
+                if let Some(names) = kr_names {
+                    self.kr_parameters(params, names, &def.declarations);
                 }
                 if def.statement.span.start < self.header_len {
                     return;
@@ -172,7 +201,17 @@ impl<'a> Builder<'a> {
         if parse_offset < self.header_len {
             0
         } else {
-            (parse_offset as isize + self.shift) as usize
+            (self.insertions.original(parse_offset) as isize + self.shift) as usize
+        }
+    }
+
+    /// The text between two parse-text offsets as the seed has it (the header expansion's, in
+    /// the header expansion).
+    fn source(&self, start: usize, end: usize) -> &'a str {
+        if start < self.header_len {
+            &self.parse_text[start..end]
+        } else {
+            &self.text[self.seed_offset(start)..self.seed_offset(end)]
         }
     }
 

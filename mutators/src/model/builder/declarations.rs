@@ -1,12 +1,13 @@
 //! Declarations: variables with their types and qualifiers in their scopes, typedefs, records
 //! and their fields, from lang-c's declaration specifiers and declarators.
 
-use super::Builder;
+use super::{gnu, Builder};
 use crate::ctype::{CType, IntKind, IntSpecifiers};
 use crate::model::{Field, ScopeId, Variable};
 use lang_c::ast::{
-    ArraySize, Constant, DeclarationSpecifier, Declarator, DeclaratorKind, DerivedDeclarator, Expression,
-    PointerQualifier, SpecifierQualifier, StorageClassSpecifier, StructDeclaration, TypeQualifier, TypeSpecifier,
+    ArraySize, Constant, Declaration, DeclarationSpecifier, Declarator, DeclaratorKind, DerivedDeclarator, Expression,
+    Identifier, ParameterDeclaration, PointerQualifier, SpecifierQualifier, StorageClassSpecifier, StructDeclaration,
+    TypeQualifier, TypeSpecifier,
 };
 use lang_c::span::Node;
 
@@ -25,9 +26,13 @@ impl Builder<'_> {
         let is_static = decl.specifiers.iter().any(
             |s| matches!(&s.node, DeclarationSpecifier::StorageClass(c) if c.node == StorageClassSpecifier::Static),
         );
+        let retyped = gnu::changes_type(decl);
         for init in &decl.declarators {
-            let (name, ty) = self.declarator_type(base.ty.clone(), &init.node.declarator.node);
+            let (name, mut ty) = self.declarator_type(base.ty.clone(), &init.node.declarator.node);
             let Some(name) = name else { continue };
+            if retyped && ty != CType::Function {
+                ty = CType::Other;
+            }
             if base.is_typedef {
                 self.typedefs.insert(name, ty);
             } else if let (Some(scope), false) = (scope, ty == CType::Function) {
@@ -39,6 +44,50 @@ impl Builder<'_> {
                     global,
                     qualifiers: qualifiers(&base, &init.node.declarator.node),
                     initialized: global || is_static || init.node.initializer.is_some(),
+                });
+            }
+        }
+    }
+
+    /// A function's parameter, in the function's parameter scope.
+    pub(super) fn parameter(&mut self, scope: ScopeId, param: &ParameterDeclaration) {
+        let mut base = self.base_type(param.specifiers.iter().filter_map(decl_spec));
+        if gnu::changes_type(param) {
+            base.ty = CType::Other;
+        }
+        if let Some(declarator) = &param.declarator {
+            self.add_variable(scope, &base, &declarator.node, false);
+        }
+    }
+
+    /// The parameters of a K&R definition (`f (a, b) char *a; { ... }`): those its declaration
+    /// list declares, and the others as `int`.
+    pub(super) fn kr_parameters(
+        &mut self,
+        scope: ScopeId,
+        names: &[Node<Identifier>],
+        declarations: &[Node<Declaration>],
+    ) {
+        for declaration in declarations {
+            let decl = &declaration.node;
+            let mut base = self.base_type(decl.specifiers.iter().filter_map(decl_spec));
+            if gnu::changes_type(decl) {
+                base.ty = CType::Other;
+            }
+            for init in &decl.declarators {
+                self.add_variable(scope, &base, &init.node.declarator.node, false);
+            }
+        }
+        for name in names {
+            if !self.scopes[scope].vars.iter().any(|v| v.name == name.node.name) {
+                self.scopes[scope].vars.push(Variable {
+                    name: name.node.name.clone(),
+                    ty: CType::Int(IntKind::Int),
+                    is_const: false,
+                    is_volatile: false,
+                    global: false,
+                    qualifiers: String::new(),
+                    initialized: true,
                 });
             }
         }
@@ -72,6 +121,7 @@ impl Builder<'_> {
             is_typedef: false,
         };
         let mut long_double = false;
+        let mut opaque = false;
         for spec in specs {
             match spec {
                 SpecOrQual::Typedef => base.is_typedef = true,
@@ -100,11 +150,13 @@ impl Builder<'_> {
                     TypeSpecifier::Complex
                     | TypeSpecifier::Atomic(_)
                     | TypeSpecifier::TypeOf(_)
-                    | TypeSpecifier::TS18661Float(_) => ty = Some(CType::Other),
+                    | TypeSpecifier::TS18661Float(_) => opaque = true,
                 },
             }
         }
         base.ty = match ty {
+            // `_Complex double` is no double, whichever comes first.
+            _ if opaque => CType::Other,
             Some(CType::Double) if long_double || ints.longs > 0 => CType::LongDouble,
             Some(CType::Other) if !ints.is_empty() => CType::Other,
             Some(t) => t,
@@ -134,9 +186,13 @@ impl Builder<'_> {
                     SpecifierQualifier::TypeQualifier(q) => SpecOrQual::Qualifier(q.node.clone()),
                     SpecifierQualifier::Extension(_) => SpecOrQual::Qualifier(TypeQualifier::Nonnull),
                 }));
+                let retyped = gnu::changes_type(&field.node);
                 for d in &field.node.declarators {
                     if let Some(declarator) = &d.node.declarator {
-                        let (name, ty) = self.declarator_type(base.ty.clone(), &declarator.node);
+                        let (name, mut ty) = self.declarator_type(base.ty.clone(), &declarator.node);
+                        if retyped {
+                            ty = CType::Other;
+                        }
                         if let Some(name) = name {
                             let bit_width = d
                                 .node

@@ -2,7 +2,7 @@
 //! loops and switches around each), the block scopes they open, and the returns that end a
 //! function.
 
-use super::{Builder, Context};
+use super::{gnu, Builder, Context};
 use crate::model::{Execution, Scope, ScopeId, Statement, StmtId, StmtKind};
 use lang_c::ast::{BlockItem, ForInitializer, Label, Statement as AstStatement};
 use lang_c::span::Node;
@@ -24,8 +24,8 @@ impl Builder<'_> {
     }
 
     pub(super) fn statement(&mut self, node: &Node<AstStatement>, ctx: Context, visible: usize) -> StmtId {
-        let start = (node.span.start as isize + self.shift) as usize;
-        let end = (node.span.end as isize + self.shift) as usize;
+        let start = self.seed_offset(node.span.start);
+        let end = self.seed_offset(node.span.end);
         // lang-c's spans may take in the whitespace that follows a statement.
         let end = start + self.text[start..end].trim_end().len();
         let lines = (self.line_of(start), self.line_of(end.saturating_sub(1).max(start)));
@@ -36,6 +36,8 @@ impl Builder<'_> {
                 Label::Identifier(name) => Some(name.node.name.clone()),
                 _ => None,
             },
+            // A computed `goto *p;` has no label (lang-c saw a stand-in identifier).
+            AstStatement::Goto(_) if self.text[start + "goto".len()..end].trim_start().starts_with('*') => None,
             AstStatement::Goto(name) => Some(name.node.name.clone()),
             _ => None,
         };
@@ -137,13 +139,23 @@ impl Builder<'_> {
             | AstStatement::Return(_)
             | AstStatement::Asm(_) => {}
         }
-        let contains_label = children.iter().any(|&c| self.statements[c as usize].contains_label);
+        let contains_label = children.iter().any(|&c| self.statements[c as usize].contains_label)
+            || (self.statement_expressions && gnu::hides_jumps(&node.node))
+            || self.takes_label_address(start..end);
         let scopes_end = self.scopes.len();
         let stmt = &mut self.statements[id as usize];
         stmt.contains_label |= contains_label;
         stmt.children = children;
         stmt.inner_scopes.end = scopes_end;
         id
+    }
+
+    /// Whether a label's address (`&&label`) is taken in the text at `span`: the statement is
+    /// kept whole, as if it held the label, and out of the transplant pool (the label is its
+    /// function's only).
+    fn takes_label_address(&self, span: std::ops::Range<usize>) -> bool {
+        let first = self.label_addresses.partition_point(|&o| o < span.start);
+        self.label_addresses.get(first).is_some_and(|&o| o < span.end)
     }
 
     /// Marks the `return`s on the last path through `id` (the last statement of a block, both
