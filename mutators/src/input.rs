@@ -159,7 +159,8 @@ impl Input for Variant {
         let path = path.as_ref();
         if let Some(parent) = &self.lineage.parent {
             let checkpoint = self.lineage.generation.is_multiple_of(CHECKPOINT);
-            if !checkpoint && self.carried_seed.is_none() && path.with_file_name(&parent.name).is_file() {
+            let beside = path.with_file_name(&parent.name);
+            if !checkpoint && self.carried_seed.is_none() && beside != path && beside.is_file() {
                 let delta = Delta::between(&self.seed, parent, &self.edits, self.lineage.generation);
                 let mut bytes = DELTA_MAGIC.to_vec();
                 bytes.extend(postcard::to_allocvec(&delta)?);
@@ -169,20 +170,42 @@ impl Input for Variant {
         write_file_atomic(path, &postcard::to_allocvec(self)?)
     }
 
-    /// Reads a saved variant, following the differences back to a whole one; corpus files
-    /// written before variants could carry seeds are the seed id and the edits alone.
+    /// Reads a saved variant, following the differences back to a whole one.
     fn from_file<P: AsRef<Path>>(path: P) -> Result<Self, Error> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path)?;
-        if let Some(delta) = bytes.strip_prefix(DELTA_MAGIC) {
+        // Differences are read back to the nearest whole save, children first.
+        let mut deltas = Vec::new();
+        let mut next = path.to_path_buf();
+        let whole = loop {
+            let bytes = std::fs::read(&next)?;
+            let Some(delta) = bytes.strip_prefix(DELTA_MAGIC) else {
+                break Variant::from_whole(&bytes)?;
+            };
             let delta: Delta = postcard::from_bytes(delta)?;
-            let parent = Variant::from_file(path.with_file_name(&delta.parent))
-                .map_err(|e| Error::illegal_state(format!("{}: its parent {}: {e}", path.display(), delta.parent)))?;
-            return Ok(delta.apply(parent.edits));
-        }
-        match postcard::from_bytes(&bytes) {
+            // A chain of differences never exceeds the checkpoint interval; a longer one loops.
+            if deltas.len() > CHECKPOINT as usize {
+                return Err(Error::illegal_state(format!(
+                    "{}: more than {CHECKPOINT} differences before a whole save",
+                    path.display()
+                )));
+            }
+            next = next.with_file_name(&delta.parent);
+            deltas.push(delta);
+        };
+        Ok(deltas
+            .into_iter()
+            .rev()
+            .fold(whole, |parent, delta| delta.apply(parent.edits)))
+    }
+}
+
+impl Variant {
+    /// A variant saved whole; corpus files written before variants could carry seeds are the
+    /// seed id and the edits alone.
+    fn from_whole(bytes: &[u8]) -> Result<Self, Error> {
+        match postcard::from_bytes(bytes) {
             Ok(variant) => Ok(variant),
-            Err(current) => postcard::from_bytes::<(SeedId, Vec<Edit>)>(&bytes)
+            Err(current) => postcard::from_bytes::<(SeedId, Vec<Edit>)>(bytes)
                 .map(|(seed, edits)| Variant::new(seed, edits))
                 .map_err(|_| current.into()),
         }
@@ -260,6 +283,22 @@ mod tests {
         assert!(std::fs::read(dir.path().join(states[CHECKPOINT as usize + 1].name()))
             .unwrap()
             .starts_with(DELTA_MAGIC));
+    }
+
+    #[test]
+    fn differences_that_loop_are_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let delta = Delta {
+            seed: SeedId::of_text("int main(void) { return 0; }"),
+            parent: "itself".into(),
+            generation: 1,
+            removed: Vec::new(),
+            added: vec![Edit::Delete { stmt: 1 }],
+        };
+        let mut bytes = DELTA_MAGIC.to_vec();
+        bytes.extend(postcard::to_allocvec(&delta).unwrap());
+        std::fs::write(dir.path().join("itself"), bytes).unwrap();
+        assert!(Variant::from_file(dir.path().join("itself")).is_err());
     }
 
     #[test]
