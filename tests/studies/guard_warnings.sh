@@ -5,7 +5,7 @@
 #
 #   tests/studies/guard_warnings.sh target/release/ccfuzz OUT hermes|orion|athena SEEDS VARIANTS
 #
-# Csmith programs go through seed vetting first (`ccfuzz seeds`), as in a campaign, until SEEDS
+# Csmith programs go through seed vetting (in `ccfuzz mutate`), as in a campaign, until SEEDS
 # of them are accepted; the rejected ones and their reasons are in OUT/vetting.txt.
 # Prints "FAMILY: N variants of S seeds; gcc guard fails G, clang guard fails C" and keeps each
 # failing variant's first error in OUT/failures.txt.
@@ -19,11 +19,11 @@ rm -rf "$out"; mkdir -p "$out"
 total=0; gcc_fails=0; clang_fails=0; accepted=0; s=0
 while [ "$accepted" -lt "$nseeds" ]; do
   s=$((s+1))
-  "$bin" seeds --csmith 1 --first-seed "$s" --store "$out/store" > "$out/vet.out" 2>&1
-  grep -q ': accepted as' "$out/vet.out" || { grep -m1 'rejected' "$out/vet.out" >> "$out/vetting.txt"; continue; }
-  accepted=$((accepted+1))
   csmith --no-packed-struct -s "$s" > "$out/cs$s.c" 2>/dev/null
-  timeout 300 "$bin" mutate --seed "$out/cs$s.c" --mutator "$family" -n "$per" --out "$out/v$s" --random-seed "$s" >/dev/null 2>&1 || continue
+  # `ccfuzz mutate` vets the seed as a campaign does and refuses a rejected one.
+  timeout 300 "$bin" mutate --seed "$out/cs$s.c" --mutator "$family" -n "$per" --out "$out/v$s" --random-seed "$s" > "$out/vet.out" 2>&1 \
+    || { echo "csmith -s $s: $(grep -m1 -i 'rejected\|error' "$out/vet.out")" >> "$out/vetting.txt"; continue; }
+  accepted=$((accepted+1))
   for v in "$out/v$s"/variant-*.c; do
     total=$((total+1))
     gcc-12 -O1 -c $gcc_flags -I/usr/include/csmith "$v" -o "$out/x.o" 2> "$out/g.err" \
