@@ -64,6 +64,16 @@ pub enum Exit {
     Timeout,
 }
 
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exit::Code(code) => write!(f, "exit status {code}"),
+            Exit::Signal(signal) => write!(f, "killed by signal {signal}"),
+            Exit::Timeout => f.write_str("timed out"),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Output {
     pub exit: Exit,

@@ -193,7 +193,12 @@ impl SeedMaker {
             .arg(random_seed.to_string());
         let out = run(command, &self.limits()).context("cannot run csmith")?;
         if !out.success() {
-            bail!("csmith failed: {}", out.stderr_text().trim());
+            bail!(
+                "csmith -s {random_seed} failed ({} after {:.1} s): {}",
+                out.exit,
+                out.elapsed.as_secs_f64(),
+                out.stderr_text().trim()
+            );
         }
         let origin = format!("csmith {} -s {random_seed}", self.config.csmith_args.join(" "));
         Ok((
