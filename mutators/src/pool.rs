@@ -11,7 +11,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 mod identifiers;
 
-use identifiers::{identifiers, IdentRole, KEYWORDS};
+use crate::model::KEYWORDS;
+use identifiers::{identifiers, IdentRole};
 
 /// Statements longer than this are not pooled: Athena inserts statements and small blocks.
 const MAX_ENTRY_BYTES: usize = 600;
