@@ -4,7 +4,7 @@
 mod common;
 
 use ccfuzz::config::CompilerConfig;
-use ccfuzz::exec::compile::{compile, compile_and_run, run_binary};
+use ccfuzz::exec::compile::{compile, compile_and_run, run_binary, BinaryRuns};
 use ccfuzz::exec::instrument::Additions;
 use ccfuzz::exec::runner::{run, Exit, Limits};
 use ccfuzz::seeds::parse_gcov;
@@ -87,6 +87,7 @@ fn outputs(text: &str, dir: &Path) -> Vec<(String, ConfigOutcome)> {
                 &Additions::default(),
                 Duration::from_secs(120),
                 Duration::from_secs(20),
+                &mut BinaryRuns::default(),
             )
             .unwrap();
             (c.to_string(), outcome)
@@ -182,6 +183,7 @@ fn seeds_keep_their_meaning_and_re_emit_exactly() {
             &Additions::default(),
             Duration::from_secs(120),
             Duration::from_secs(20),
+            &mut BinaryRuns::default(),
         )
         .unwrap();
         match outcome {

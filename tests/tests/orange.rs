@@ -16,7 +16,7 @@
 mod common;
 
 use ccfuzz::config::CompilerConfig;
-use ccfuzz::exec::compile::{compile, compile_and_run};
+use ccfuzz::exec::compile::{compile, compile_and_run, BinaryRuns};
 use ccfuzz::exec::instrument::Additions;
 use ccfuzz::exec::runner::{run, Exit, Limits};
 use ccfuzz_observers::ConfigOutcome;
@@ -118,6 +118,7 @@ fn check_program(n: usize, source: &Path, expected: &str, dir: &Path, keep: &Pat
                 &Additions::default(),
                 Duration::from_secs(300),
                 Duration::from_secs(60),
+                &mut BinaryRuns::default(),
             )
             .unwrap();
             match outcome {

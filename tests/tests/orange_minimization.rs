@@ -8,7 +8,7 @@
 mod common;
 
 use ccfuzz::config::{CompilerConfig, Config};
-use ccfuzz::exec::compile::compile_and_run;
+use ccfuzz::exec::compile::{compile_and_run, BinaryRuns};
 use ccfuzz::exec::instrument::Additions;
 use ccfuzz::judge::objective::{finding_for, save_finding, FindingKind};
 use ccfuzz::seeds::generator::store_orange_program;
@@ -67,6 +67,7 @@ fn orange_finding(out: &Path, config: &Config) -> (std::path::PathBuf, OrangePro
             &Additions::default(),
             Duration::from_secs(60),
             Duration::from_secs(10),
+            &mut BinaryRuns::default(),
         )
         .unwrap();
         let ConfigOutcome::Ran { run } = &outcome else {

@@ -4,8 +4,10 @@
 use crate::config::CompilerConfig;
 use crate::exec::instrument::Additions;
 use crate::exec::runner::{run, Exit, Limits};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use ccfuzz_observers::{ConfigOutcome, RunResult};
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -94,8 +96,34 @@ pub fn run_binary(binary: &Path, timeout: Duration) -> Result<RunResult> {
     })
 }
 
-/// Compiles (with `additions`) and, when that succeeds, runs: the whole outcome of one
-/// configuration.
+/// Run results of binaries by content: two configurations of one variant (-O2 and -O3, a
+/// compiler and its tested copy) often link the same bytes, which need not run twice.
+#[derive(Default)]
+pub struct BinaryRuns {
+    by_content: HashMap<u64, RunResult>,
+    /// Runs taken from an earlier binary of the same bytes.
+    pub reused: u64,
+}
+
+impl BinaryRuns {
+    /// The run of `binary`: the earlier one of the same bytes, or a new one.
+    fn run(&mut self, binary: &Path, timeout: Duration) -> Result<RunResult> {
+        let bytes = std::fs::read(binary).with_context(|| format!("cannot read {}", binary.display()))?;
+        let mut hasher = DefaultHasher::new();
+        bytes.hash(&mut hasher);
+        let key = hasher.finish();
+        if let Some(run) = self.by_content.get(&key) {
+            self.reused += 1;
+            return Ok(run.clone());
+        }
+        let run = run_binary(binary, timeout)?;
+        self.by_content.insert(key, run.clone());
+        Ok(run)
+    }
+}
+
+/// Compiles (with `additions`) and, when that succeeds, runs, unless `runs` already ran the same
+/// bytes: the whole outcome of one configuration.
 pub fn compile_and_run(
     config: &CompilerConfig,
     source: &Path,
@@ -103,11 +131,12 @@ pub fn compile_and_run(
     additions: &Additions,
     compile_timeout: Duration,
     run_timeout: Duration,
+    runs: &mut BinaryRuns,
 ) -> Result<(ConfigOutcome, Duration)> {
     let (failure, compile_time) = compile(config, source, binary, additions, compile_timeout)?;
     let outcome = match failure {
         None => ConfigOutcome::Ran {
-            run: run_binary(binary, run_timeout)?,
+            run: runs.run(binary, run_timeout)?,
         },
         Some(failure) => failure,
     };
@@ -117,6 +146,31 @@ pub fn compile_and_run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_binary_with_the_bytes_of_one_already_run_is_not_run_again() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("runs");
+        let write = |name: &str, output: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(
+                &path,
+                format!("#!/bin/sh\necho run >> {}\necho {output}\n", log.display()),
+            )
+            .unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            path
+        };
+        let (o2, o3, other) = (write("o2", "1"), write("o3", "1"), write("other", "2"));
+        let mut runs = BinaryRuns::default();
+        let timeout = Duration::from_secs(5);
+        let first = runs.run(&o2, timeout).unwrap();
+        assert_eq!(runs.run(&o3, timeout).unwrap(), first);
+        assert_ne!(runs.run(&other, timeout).unwrap(), first);
+        assert_eq!(runs.reused, 1);
+        assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 2);
+    }
 
     #[test]
     fn recognizes_gcc_and_clang_crashes() {

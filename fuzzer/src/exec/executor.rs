@@ -4,12 +4,11 @@
 //! counters) goes to the coverage and counter observers. Compiler failures are outcomes,
 //! never errors of the fuzzer.
 
-use crate::config::{CompilerConfig, Config};
-use crate::exec::compile::{compile, compile_and_run, run_binary};
+use crate::config::Config;
+use crate::exec::compile::{compile_and_run, BinaryRuns};
 use crate::exec::instrument::Additions;
 use crate::exec::instrument::Instruments;
 use crate::exec::validity::{gate, prints_seed_output, variant_run_timeout, Gate};
-use anyhow::Context;
 use ccfuzz_mutators::edit::apply_edits;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
@@ -17,16 +16,13 @@ use ccfuzz_mutators::seed::Seed;
 use ccfuzz_observers::counters::{counter_map, fill_map, CounterMapObserver, CounterNamesObserver, Counters};
 use ccfuzz_observers::coverage::CoverageObserver;
 use ccfuzz_observers::gcov::GcovCoverage;
-use ccfuzz_observers::{ConfigOutcome, ExecutionObserver, RunResult};
+use ccfuzz_observers::{ConfigOutcome, ExecutionObserver};
 use libafl::executors::{Executor, ExitKind, HasObservers};
 use libafl::state::HasExecutions;
 use libafl::Error;
 use libafl_bolts::tuples::{tuple_list, tuple_list_type, Handle, Handled, MatchNameRef, RefIndexable};
-use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// The observers the executor fills, by handle.
 #[derive(Clone, Debug)]
@@ -134,11 +130,12 @@ impl<OT> CompileRunExecutor<OT> {
         let run_timeout = variant_run_timeout(loaded.seed.profile.run_ms, self.config.run_timeout());
         let reference = &self.config.reference;
         let mut runs = BinaryRuns::default();
-        let (reference_outcome, reference_time) = self.compile_then_run(
+        let (reference_outcome, reference_time) = compile_and_run(
             reference,
             &source,
             &dir.path().join("reference"),
             &Additions::default(),
+            self.config.compile_timeout(),
             run_timeout,
             &mut runs,
         )?;
@@ -180,11 +177,12 @@ impl<OT> CompileRunExecutor<OT> {
                 continue;
             }
             let binary = dir.path().join(format!("prog{index}"));
-            let (outcome, compile_time) = self.compile_then_run(
+            let (outcome, compile_time) = compile_and_run(
                 config,
                 &source,
                 &binary,
                 &self.instruments.before(index, dir.path()),
+                self.config.compile_timeout(),
                 run_timeout,
                 &mut runs,
             )?;
@@ -210,53 +208,7 @@ impl<OT> CompileRunExecutor<OT> {
     }
 }
 
-/// Run results of one variant's binaries by content: two configurations (-O2 and -O3, a
-/// compiler and its tested copy) often link the same bytes, which need not run twice.
-#[derive(Default)]
-struct BinaryRuns {
-    by_content: HashMap<u64, RunResult>,
-    reused: u64,
-}
-
-impl BinaryRuns {
-    /// The run of `binary`: the earlier one of the same bytes, or a new one.
-    fn run(&mut self, binary: &Path, timeout: Duration) -> anyhow::Result<RunResult> {
-        let bytes = std::fs::read(binary).with_context(|| format!("cannot read {}", binary.display()))?;
-        let mut hasher = DefaultHasher::new();
-        bytes.hash(&mut hasher);
-        let key = hasher.finish();
-        if let Some(run) = self.by_content.get(&key) {
-            self.reused += 1;
-            return Ok(run.clone());
-        }
-        let run = run_binary(binary, timeout)?;
-        self.by_content.insert(key, run.clone());
-        Ok(run)
-    }
-}
-
 impl<OT> CompileRunExecutor<OT> {
-    /// Compiles `source` with `config` and runs the binary, unless `runs` holds the run of the
-    /// same bytes.
-    fn compile_then_run(
-        &self,
-        config: &CompilerConfig,
-        source: &Path,
-        binary: &Path,
-        additions: &Additions,
-        run_timeout: Duration,
-        runs: &mut BinaryRuns,
-    ) -> anyhow::Result<(ConfigOutcome, Duration)> {
-        let (failure, compile_time) = compile(config, source, binary, additions, self.config.compile_timeout())?;
-        let outcome = match failure {
-            Some(failure) => failure,
-            None => ConfigOutcome::Ran {
-                run: runs.run(binary, run_timeout)?,
-            },
-        };
-        Ok((outcome, compile_time))
-    }
-
     /// Whether a UB-check configuration (another compiler family at -O0) runs the variant to
     /// the seed's output: then a reference that does not is wrong, not the variant.
     fn another_prints_seed_output(
@@ -274,6 +226,7 @@ impl<OT> CompileRunExecutor<OT> {
                 &Additions::default(),
                 self.config.compile_timeout(),
                 run_timeout,
+                &mut BinaryRuns::default(),
             )?;
             if prints_seed_output(&outcome, seed) {
                 return Ok(true);
