@@ -7,6 +7,9 @@
 #
 # Csmith programs go through seed vetting (in `ccfuzz mutate`), as in a campaign, until SEEDS
 # of them are accepted; the rejected ones and their reasons are in OUT/vetting.txt.
+# The numbers of the accepted programs go to OUT/accepted.txt. With SEEDS_FROM=FILE (such a
+# list, e.g. from a run with a newer build), exactly those csmith programs are mutated, so two
+# builds are compared on the same seeds.
 # Prints "FAMILY: N variants of S seeds; gcc guard fails G, clang guard fails C" and keeps each
 # failing variant's first error in OUT/failures.txt.
 set -u
@@ -16,14 +19,19 @@ warnings() { sed -n "/pub const $1/,/^];/p" "$check_rs" | grep -o '"[^"]*"' | tr
 gcc_flags=$(warnings GCC_UB_WARNINGS)
 clang_flags=$(warnings CLANG_UB_WARNINGS)
 rm -rf "$out"; mkdir -p "$out"
-total=0; gcc_fails=0; clang_fails=0; accepted=0; s=0
-while [ "$accepted" -lt "$nseeds" ]; do
-  s=$((s+1))
+total=0; gcc_fails=0; clang_fails=0; accepted=0; s=0; tried=0
+next_seed() {
+  tried=$((tried+1))
+  if [ -n "${SEEDS_FROM:-}" ]; then s=$(sed -n "${tried}p" "$SEEDS_FROM"); [ -n "$s" ]
+  else s=$tried; fi
+}
+while [ "$accepted" -lt "$nseeds" ] && next_seed; do
   csmith --no-packed-struct -s "$s" > "$out/cs$s.c" 2>/dev/null
   # `ccfuzz mutate` vets the seed as a campaign does and refuses a rejected one.
   timeout 300 "$bin" mutate --seed "$out/cs$s.c" --mutator "$family" -n "$per" --out "$out/v$s" --random-seed "$s" > "$out/vet.out" 2>&1 \
     || { echo "csmith -s $s: $(grep -m1 -i 'rejected\|error' "$out/vet.out")" >> "$out/vetting.txt"; continue; }
   accepted=$((accepted+1))
+  echo "$s" >> "$out/accepted.txt"
   for v in "$out/v$s"/variant-*.c; do
     total=$((total+1))
     gcc-12 -O1 -c $gcc_flags -I/usr/include/csmith "$v" -o "$out/x.o" 2> "$out/g.err" \
@@ -32,5 +40,5 @@ while [ "$accepted" -lt "$nseeds" ]; do
       || { clang_fails=$((clang_fails+1)); echo "clang: $v: $(grep -m1 error: "$out/c.err")" >> "$out/failures.txt"; }
   done
 done
-echo "vetting: $accepted of $s csmith programs accepted"
+echo "vetting: $accepted accepted, the last csmith program tried was -s $s"
 echo "$family: $total variants of $nseeds seeds; gcc guard fails $gcc_fails, clang guard fails $clang_fails"

@@ -97,8 +97,12 @@ pub const CLANG_UB_WARNINGS: &[&str] = &[
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Misbehaviour {
-    /// It exits, but with another status or output than the reference.
+    /// It exits and prints another output than the reference (its status may differ too).
     WrongOutput,
+    /// It prints the reference's output but exits with another status. Kept apart from
+    /// [`Misbehaviour::WrongOutput`] so a reduction of a wrong output cannot slide into a
+    /// program that only falls off the end of `main` (pcc returns garbage there).
+    WrongStatus,
     /// It is killed by this signal.
     Signal(i32),
     /// It does not terminate within the run timeout.
@@ -106,8 +110,9 @@ pub enum Misbehaviour {
 }
 
 impl Misbehaviour {
-    /// Reads the campaign's description of the run (`RunResult::describe`).
-    pub fn from_description(actual: &str) -> Self {
+    /// Reads the campaign's descriptions of the reference's run and the tested one
+    /// (`RunResult::describe`: "exit 0, 25 bytes of output ending in …").
+    pub fn from_description(expected: &str, actual: &str) -> Self {
         if let Some(signal) = actual.strip_prefix("killed by signal ") {
             if let Ok(signal) = signal.trim().parse() {
                 return Misbehaviour::Signal(signal);
@@ -116,12 +121,19 @@ impl Misbehaviour {
         if actual.starts_with("did not terminate") {
             return Misbehaviour::Timeout;
         }
-        Misbehaviour::WrongOutput
+        let output = |run: &str| run.split_once(", ").map(|(_, output)| output.to_string());
+        match (output(expected), output(actual)) {
+            (Some(expected_output), Some(actual_output)) if expected_output == actual_output => {
+                Misbehaviour::WrongStatus
+            }
+            _ => Misbehaviour::WrongOutput,
+        }
     }
 
     pub fn describe(self) -> String {
         match self {
             Misbehaviour::WrongOutput => "wrong output".into(),
+            Misbehaviour::WrongStatus => "wrong exit status".into(),
             Misbehaviour::Signal(signal) => format!("binary killed by signal {signal}"),
             Misbehaviour::Timeout => "binary does not terminate".into(),
         }
@@ -235,7 +247,12 @@ impl Check {
                 );
                 s += &match misbehaviour {
                     // sh reports death by signal N as 128 + N (N < 65); 193 to 255 are exit codes.
-                    Misbehaviour::WrongOutput => "[ \"$bs\" -le 128 ] || [ \"$bs\" -gt 192 ] || exit 1\n".to_string(),
+                    Misbehaviour::WrongOutput => "[ \"$bs\" -le 128 ] || [ \"$bs\" -gt 192 ] || exit 1\n\
+                         cmp -s \"$t/ref.out\" \"$t/bad.out\" && exit 1\n"
+                        .to_string(),
+                    Misbehaviour::WrongStatus => "[ \"$bs\" -ne \"$rs\" ] || exit 1\n\
+                         [ \"$bs\" -le 128 ] || [ \"$bs\" -gt 192 ] || exit 1\n"
+                        .to_string(),
                     Misbehaviour::Signal(signal) => format!("[ \"$bs\" -eq {} ] || exit 1\n", 128 + signal),
                     Misbehaviour::Timeout => "[ \"$bs\" -eq 137 ] || exit 1\n".to_string(),
                 };

@@ -168,6 +168,9 @@ fn run_difference(kept: &Kept) -> String {
     if let Some(line) = complaint {
         return format!("{status}stderr: {}", normalize_numbers(line.trim()));
     }
+    if kept.expected == kept.actual {
+        return format!("{status}same output");
+    }
     let (expected, actual): (Vec<&str>, Vec<&str>) = (kept.expected.lines().collect(), kept.actual.lines().collect());
     let at = expected.iter().zip(&actual).take_while(|(e, a)| e == a).count();
     let line = |lines: &[&str]| lines.get(at).map_or("<no line>".to_string(), |l| format!("{l:?}"));
@@ -327,6 +330,10 @@ mod tests {
         assert_eq!(
             run_difference(&kept("", "a\nc\n")),
             "exit status 255 (expected 0), prints \"c\" instead of \"b\" (line 2)"
+        );
+        assert_eq!(
+            run_difference(&kept("", "a\nb\n")),
+            "exit status 255 (expected 0), same output"
         );
     }
 

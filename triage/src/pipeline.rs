@@ -41,7 +41,7 @@ pub struct Options {
 pub fn check_of(saved: &SavedFinding, guard: &Guard) -> Check {
     let finding = &saved.finding;
     let symptom = match finding.kind {
-        FindingKind::Mismatch => Symptom::Mismatch(Misbehaviour::from_description(&finding.actual)),
+        FindingKind::Mismatch => Symptom::Mismatch(Misbehaviour::from_description(&finding.expected, &finding.actual)),
         FindingKind::Crash => {
             let message = finding.message.clone().unwrap_or_default();
             match crash_signal(&message) {

@@ -159,15 +159,63 @@ fn a_compiler_crash_keeps_its_signal_and_the_guard_still_applies() {
 #[test]
 fn misbehaviour_is_read_from_the_campaign_description() {
     assert_eq!(
-        Misbehaviour::from_description("killed by signal 11"),
+        Misbehaviour::from_description("exit 0, 3 bytes of output ending in \"1\"", "killed by signal 11"),
         Misbehaviour::Signal(11)
     );
     assert_eq!(
-        Misbehaviour::from_description("did not terminate within the run timeout"),
+        Misbehaviour::from_description(
+            "exit 0, 3 bytes of output ending in \"1\"",
+            "did not terminate within the run timeout"
+        ),
         Misbehaviour::Timeout
     );
     assert_eq!(
-        Misbehaviour::from_description("exit 0, 25 bytes of output ending in \"checksum = 1\""),
+        Misbehaviour::from_description(
+            "exit 0, 25 bytes of output ending in \"checksum = 2\"",
+            "exit 0, 25 bytes of output ending in \"checksum = 1\""
+        ),
         Misbehaviour::WrongOutput
     );
+    assert_eq!(
+        Misbehaviour::from_description(
+            "exit 0, 26 bytes of output ending in \"checksum 20dd8b2610fb8f8a\"",
+            "exit 1, 33 bytes of output ending in \"checksum 20e07498a5e0424b\""
+        ),
+        Misbehaviour::WrongOutput
+    );
+    assert_eq!(
+        Misbehaviour::from_description(
+            "exit 0, 0 bytes of output ending in \"\"",
+            "exit 1, 0 bytes of output ending in \"\""
+        ),
+        Misbehaviour::WrongStatus
+    );
+}
+
+/// A pcc wrong-output finding once "reduced" to `int main() {}`: pcc returns garbage from the
+/// end of `main`, which kept the exit status wrong after every output line was gone.
+#[test]
+fn a_wrong_output_is_not_kept_by_a_wrong_exit_status_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("test.c");
+    fs::write(
+        &file,
+        "#include <stdio.h>\nint main(void) {\n  printf(\"same\\n\");\n#ifdef STATUS\n  return 3;\n#endif\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let symptom_only = RunOptions {
+        without_guard: true,
+        ..RunOptions::default()
+    };
+    let shows = |misbehaviour| {
+        let check = Check {
+            configuration: "gcc -O0 -DSTATUS".into(),
+            symptom: Symptom::Mismatch(misbehaviour),
+            guard: guard(),
+        };
+        let script = check.write(dir.path()).unwrap();
+        run_script(&script, &file, &symptom_only).unwrap()
+    };
+    assert!(!shows(Misbehaviour::WrongOutput));
+    assert!(shows(Misbehaviour::WrongStatus));
 }
