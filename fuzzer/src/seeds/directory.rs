@@ -1,6 +1,7 @@
 //! A directory of C files profiled into the seed store, each rejection reported on one line.
 //! `X.expect` beside `X.c` is what X must print (with exit status 0): a test suite's expected
-//! output, or an empty file for self-checking tests such as GCC's torture tests.
+//! output, or an empty file for self-checking tests such as GCC's torture tests. Pre-C99
+//! programs are repaired first ([`crate::seeds::repair`]).
 
 use crate::config::Config;
 use crate::seeds::SeedMaker;
@@ -30,13 +31,19 @@ pub fn profile_directory(config: &Config, store: &SeedStore, dir: &Path, workdir
             }
         };
         let expected = std::fs::read(file.with_extension("expect")).ok();
-        match maker.make_with_oracle(&source, &file.display().to_string(), expected.as_deref())? {
+        let repaired = maker.repair(&source)?;
+        let repairs = if repaired.changes.is_empty() {
+            String::new()
+        } else {
+            format!(" (repaired: {})", repaired.changes.join(", "))
+        };
+        match maker.make_with_oracle(&repaired.text, &file.display().to_string(), expected.as_deref())? {
             Ok(id) => {
-                println!("seed {}: accepted as {id}", file.display());
+                println!("seed {}: accepted as {id}{repairs}", file.display());
                 accepted += 1;
             }
             Err(reason) => {
-                println!("seed {}: rejected: {reason}", file.display());
+                println!("seed {}: rejected: {reason}{repairs}", file.display());
                 *reasons.entry(reason.class()).or_default() += 1;
                 rejected += 1;
             }

@@ -6,6 +6,7 @@ use crate::exec::compile::{compile, run_binary};
 use crate::exec::instrument::Additions;
 use crate::exec::runner::{run, Limits};
 use crate::seeds::normalize::{normalize, system_include_dirs};
+use crate::seeds::repair::{repair, Repaired};
 use crate::seeds::vetting::{guard_warnings, sanitize, vetting_clang, SanitizerReport};
 use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::model::Program;
@@ -205,6 +206,21 @@ impl SeedMaker {
             String::from_utf8(out.stdout).context("csmith printed non-UTF-8")?,
             origin,
         ))
+    }
+
+    /// The program with the repairs of [`repair`] that the vetting clang asks for; unchanged
+    /// without a vetting clang.
+    pub fn repair(&self, source: &str) -> Result<Repaired> {
+        match &self.sanitizing_clang {
+            Some(clang) => {
+                let dir = tempfile::Builder::new().prefix("repair-").tempdir_in(&self.workdir)?;
+                repair(clang, source, dir.path(), self.profile_compile_timeout())
+            }
+            None => Ok(Repaired {
+                text: source.to_string(),
+                changes: Vec::new(),
+            }),
+        }
     }
 
     /// Normalizes, parses, profiles and vets a program; stores it when it is accepted.

@@ -1,11 +1,12 @@
 //! Seeds: normalized ([`normalize`]), profiled and vetted (with sanitizers, [`vetting`]) into
 //! the store ([`maker`]), from a
-//! directory ([`directory`]) or generated during a campaign by csmith or Orange ([`generator`]).
+//! directory ([`directory`], old C repaired by [`repair`]) or generated during a campaign by csmith or Orange ([`generator`]).
 
 pub mod directory;
 pub mod generator;
 pub mod maker;
 pub mod normalize;
+pub mod repair;
 pub mod vetting;
 
 pub use directory::profile_directory;

@@ -1,0 +1,160 @@
+//! Repairs of pre-C99 test programs that today's clang rejects but whose meaning is plain:
+//! a library function called without its header (the header is included), implicit `int`
+//! (clang's own fix-it inserts it), and a function called before it is declared (declared
+//! `int f();` at the top, which is what C89's implicit declaration meant). GCC's torture tests
+//! are written this way; without the repairs clang-19 rejects 662 of the 1,592.
+
+use crate::exec::runner::{run, Limits};
+use anyhow::{Context, Result};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// A program after its repairs, and what they were.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repaired {
+    pub text: String,
+    pub changes: Vec<String>,
+}
+
+/// Each round lets clang report what the previous round's repairs uncovered.
+const ROUNDS: usize = 3;
+
+/// Repairs `source` with the diagnostics of `clang -fsyntax-only`, in `dir`.
+pub fn repair(clang: &str, source: &str, dir: &Path, timeout: Duration) -> Result<Repaired> {
+    let mut repaired = Repaired {
+        text: source.to_string(),
+        changes: Vec::new(),
+    };
+    let file = dir.join("repair.c");
+    for _ in 0..ROUNDS {
+        std::fs::write(&file, &repaired.text).with_context(|| format!("cannot write {}", file.display()))?;
+        let mut command = Command::new(clang);
+        command
+            .args([
+                "-fsyntax-only",
+                "-fno-color-diagnostics",
+                "-fdiagnostics-parseable-fixits",
+                "-ferror-limit=0",
+            ])
+            .arg(&file);
+        let out = run(command, &Limits::compiler(timeout)).with_context(|| format!("cannot run {clang}"))?;
+        if out.success() {
+            break;
+        }
+        let fixes = Fixes::read(&out.stderr_text());
+        if fixes.is_empty() {
+            break;
+        }
+        fixes.apply(&mut repaired);
+    }
+    Ok(repaired)
+}
+
+/// The repairs one round of diagnostics asks for.
+#[derive(Debug, Default, PartialEq)]
+struct Fixes {
+    headers: BTreeSet<String>,
+    declarations: BTreeSet<String>,
+    /// Implicit-int fix-its: (line, column, text), 1-based byte columns as clang gives them.
+    insertions: Vec<(usize, usize, String)>,
+}
+
+impl Fixes {
+    fn read(diagnostics: &str) -> Fixes {
+        let mut fixes = Fixes::default();
+        let mut last_error_is_implicit_int = false;
+        for line in diagnostics.lines() {
+            if let Some(fix) = line.strip_prefix("fix-it:") {
+                if last_error_is_implicit_int {
+                    if let Some(insertion) = parse_insertion(fix) {
+                        fixes.insertions.push(insertion);
+                    }
+                }
+                continue;
+            }
+            if line.contains(": error: ") {
+                last_error_is_implicit_int = line.ends_with("[-Wimplicit-int]");
+                if line.contains("call to undeclared function '") && line.ends_with("[-Wimplicit-function-declaration]")
+                {
+                    if let Some(name) = quoted_after(line, "call to undeclared function '") {
+                        fixes.declarations.insert(name.to_string());
+                    }
+                }
+            } else if let Some(header) = quoted_between(line, "note: include the header <", '>') {
+                fixes.headers.insert(header.to_string());
+            }
+        }
+        fixes.insertions.sort();
+        fixes.insertions.dedup();
+        fixes
+    }
+
+    fn is_empty(&self) -> bool {
+        self.headers.is_empty() && self.declarations.is_empty() && self.insertions.is_empty()
+    }
+
+    fn apply(self, repaired: &mut Repaired) {
+        let mut lines: Vec<String> = repaired.text.split_inclusive('\n').map(str::to_string).collect();
+        // From the end, so earlier positions stay valid.
+        for (line, column, text) in self.insertions.iter().rev() {
+            let Some(target) = lines.get_mut(line - 1) else {
+                continue;
+            };
+            let at = (column - 1).min(target.len());
+            if !target.is_char_boundary(at) {
+                continue;
+            }
+            // clang's fix-it inserts `int` with no space after it.
+            let spaced = if text.ends_with(['\n', ' ']) {
+                text.clone()
+            } else {
+                format!("{text} ")
+            };
+            target.insert_str(at, &spaced);
+        }
+        if !self.insertions.is_empty() {
+            repaired
+                .changes
+                .push(format!("implicit int ×{}", self.insertions.len()));
+        }
+        let mut top = String::new();
+        for header in &self.headers {
+            top += &format!("#include <{header}>\n");
+            repaired.changes.push(format!("<{header}>"));
+        }
+        for name in &self.declarations {
+            top += &format!("int {name}();\n");
+            repaired.changes.push(format!("declared {name}"));
+        }
+        repaired.text = top + &lines.concat();
+    }
+}
+
+/// `"file":{13:1-13:1}:"int"` → (13, 1, "int"); only insertions (empty ranges).
+fn parse_insertion(fix: &str) -> Option<(usize, usize, String)> {
+    let range_start = fix.rfind(":{")? + 2;
+    let range_end = range_start + fix[range_start..].find('}')?;
+    let (from, to) = fix[range_start..range_end].split_once('-')?;
+    if from != to {
+        return None;
+    }
+    let (line, column) = from.split_once(':')?;
+    let text = fix[range_end + 1..].strip_prefix(":\"")?.strip_suffix('"')?;
+    let text = text.replace("\\n", "\n").replace("\\\"", "\"").replace("\\\\", "\\");
+    Some((line.parse().ok()?, column.parse().ok()?, text))
+}
+
+fn quoted_after<'a>(line: &'a str, prefix: &str) -> Option<&'a str> {
+    quoted_between(line, prefix, '\'')
+}
+
+fn quoted_between<'a>(line: &'a str, prefix: &str, end: char) -> Option<&'a str> {
+    let start = line.find(prefix)? + prefix.len();
+    let len = line[start..].find(end)?;
+    Some(&line[start..start + len])
+}
+
+#[cfg(test)]
+mod tests;

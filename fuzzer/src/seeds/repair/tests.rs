@@ -1,0 +1,74 @@
+use super::*;
+
+const DIAGNOSTICS: &str = "\
+t.c:4:3: error: parameter 'i' was not declared, defaults to 'int'; ISO C99 and later do not support implicit int [-Wimplicit-int]
+fix-it:\"t.c\":{4:5-4:5}:\"  int i;\\n\"
+t.c:4:1: error: type specifier missing, defaults to 'int'; ISO C99 and later do not support implicit int [-Wimplicit-int]
+fix-it:\"t.c\":{4:1-4:1}:\"int\"
+t.c:12:10: error: call to undeclared function 'f'; ISO C99 and later do not support implicit function declarations [-Wimplicit-function-declaration]
+t.c:16:5: error: call to undeclared library function 'abort' with type 'void (void) __attribute__((noreturn))'; ISO C99 and later do not support implicit function declarations [-Wimplicit-function-declaration]
+t.c:16:5: note: include the header <stdlib.h> or explicitly provide a declaration for 'abort'
+t.c:20:1: error: expected ';' after expression
+fix-it:\"t.c\":{20:2-20:2}:\";\"
+";
+
+#[test]
+fn diagnostics_give_headers_declarations_and_implicit_int_fixits_only() {
+    let fixes = Fixes::read(DIAGNOSTICS);
+    assert_eq!(fixes.headers, BTreeSet::from(["stdlib.h".to_string()]));
+    assert_eq!(fixes.declarations, BTreeSet::from(["f".to_string()]));
+    // The `;` fix-it belongs to a syntax error, which is not repaired.
+    assert_eq!(
+        fixes.insertions,
+        vec![(4, 1, "int".to_string()), (4, 5, "  int i;\n".to_string())]
+    );
+}
+
+#[test]
+fn insertions_go_in_from_the_end_and_additions_on_top() {
+    let mut repaired = Repaired {
+        text: "x\ny\nz\ns(i){\n".into(),
+        changes: Vec::new(),
+    };
+    Fixes::read(DIAGNOSTICS).apply(&mut repaired);
+    assert_eq!(
+        repaired.text,
+        "#include <stdlib.h>\nint f();\nx\ny\nz\nint s(i)  int i;\n{\n"
+    );
+    assert_eq!(repaired.changes, ["implicit int ×2", "<stdlib.h>", "declared f"]);
+}
+
+/// A torture test in the style of the 1990s, as GCC's testsuite has hundreds.
+#[test]
+fn a_pre_c99_test_compiles_with_clang_19_after_repair_and_still_exits_0() {
+    let source = "\
+f (x, y)
+     short x;
+{
+  return x + y;
+}
+
+main ()
+{
+  if (f (1, 2) != 3 || g (4) != 4)
+    abort ();
+  exit (0);
+}
+
+g (x) { return x; }
+";
+    let dir = tempfile::tempdir().unwrap();
+    let repaired = repair("clang-19", source, dir.path(), Duration::from_secs(60)).unwrap();
+    assert_eq!(repaired.changes, ["implicit int ×5", "<stdlib.h>", "declared g"]);
+    let file = dir.path().join("repaired.c");
+    std::fs::write(&file, &repaired.text).unwrap();
+    let binary = dir.path().join("repaired");
+    let built = std::process::Command::new("clang-19")
+        .arg(&file)
+        .arg("-o")
+        .arg(&binary)
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    assert!(std::process::Command::new(&binary).status().unwrap().success());
+}
