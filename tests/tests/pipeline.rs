@@ -409,3 +409,45 @@ fn a_reference_that_gets_an_orange_program_wrong_is_a_finding() {
         assert_eq!(finding["configuration"], reference.as_str(), "{finding}");
     }
 }
+
+#[test]
+fn a_mix_takes_seeds_from_orange_and_from_a_directory_of_pre_c99_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let tests = dir.path().join("tests");
+    std::fs::create_dir(&tests).unwrap();
+    // Torture-test style: implicit int, abort and exit undeclared, g called before it is
+    // declared; clang-19 rejects it until it is repaired.
+    std::fs::write(
+        tests.join("old.c"),
+        "f (x, y)\n     short x; int y;\n{\n  return x + y;\n}\n\nmain ()\n{\n  if (f (1, 2) != 3 || g (4) != 4)\n    abort ();\n  exit (0);\n}\n\ng (int x) { return x; }\n",
+    )
+    .unwrap();
+    std::fs::write(tests.join("old.expect"), "").unwrap();
+    std::fs::write(
+        tests.join("prints.c"),
+        "#include <stdio.h>\nint main(void) {\n  int i, s = 0;\n  for (i = 0; i < 10; i++) s += i * i;\n  printf(\"%d\\n\", s);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(tests.join("prints.expect"), "285\n").unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["tcc"], 60.0);
+    let tests_weight = format!("{}=100", tests.display());
+    // No variants: a new seed each round. The directory's two files come first (weight 100
+    // against 1), then only Orange is left.
+    let log = orange_campaign(&out, &config, 20, &["--mix", "orange=1", "--mix", &tests_weight], 0, 6);
+    assert!(log.contains("repaired: implicit int"), "{log}");
+    let store = SeedStore::open(out.join("seeds")).unwrap();
+    let ids = store.ids().unwrap();
+    let origins: Vec<String> = ids.iter().map(|id| store.load(id).unwrap().profile.origin).collect();
+    for file in ["old.c", "prints.c"] {
+        assert!(
+            origins.iter().any(|o| o.ends_with(file)),
+            "{file} not among {origins:?}\n{log}"
+        );
+    }
+    let orange_seeds = ids
+        .iter()
+        .filter(|id| store.orange_program(id).unwrap().is_some())
+        .count();
+    assert!(orange_seeds >= 2, "{origins:?}\n{log}");
+}

@@ -1,7 +1,9 @@
 //! One fuzzing client: its observers, feedbacks, objective, MCMC scheduler and executor, its
 //! seeds (stored, generated or received), and its loop until the deadline or a stop request.
 
-use crate::campaign::options::{CampaignOptions, CampaignState, SeedSource, CORPUS_CACHE, SEED_CACHE_BYTES};
+use crate::campaign::options::{
+    CampaignOptions, CampaignState, MixedSource, SeedSource, CORPUS_CACHE, SEED_CACHE_BYTES,
+};
 use crate::campaign::progress::{report_chains, report_observed};
 use crate::campaign::report::{write_client_report, ClientFigures};
 use crate::campaign::resume::reload_corpus;
@@ -205,6 +207,25 @@ where
             options,
         } => (Some(*variants_per_seed), ProgramSource::orange(*options)),
         SeedSource::Directory(_) => (None, ProgramSource::Csmith),
+        SeedSource::Mixed {
+            variants_per_seed,
+            sources,
+        } => {
+            let sources = sources
+                .iter()
+                .map(|(source, weight)| {
+                    let source = match source {
+                        MixedSource::Csmith => ProgramSource::Csmith,
+                        MixedSource::Orange(options) => ProgramSource::orange(*options),
+                        MixedSource::Directory(dir) => {
+                            ProgramSource::directory(dir, desc.id(), client_count).map_err(anyhow_to_libafl)?
+                        }
+                    };
+                    Ok((source, *weight))
+                })
+                .collect::<Result<_, Error>>()?;
+            (Some(*variants_per_seed), ProgramSource::Mixed(sources))
+        }
     };
     let maker =
         SeedMaker::new(options.config.clone(), store.clone(), workdir.join("seeds")).map_err(anyhow_to_libafl)?;
@@ -314,6 +335,8 @@ where
                     add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, seed.seed)?;
                 }
                 Err(_) if shutdown::requested() => {}
+                // A mix of directories only: the chains go on from the seeds taken.
+                Err(Error::Empty(..)) => {}
                 Err(e) => log::error!("client {}: {e}", desc.id()),
             }
         }

@@ -14,6 +14,6 @@ pub mod resume;
 pub mod summary;
 
 pub use launcher::run_campaign;
-pub use options::{CampaignOptions, CampaignState, SeedSource};
+pub use options::{CampaignOptions, CampaignState, MixedSource, SeedSource};
 pub use replay::replay;
 pub use report::ClientReport;

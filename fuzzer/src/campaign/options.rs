@@ -37,6 +37,21 @@ pub enum SeedSource {
     },
     /// Taken from a directory of C files, profiled before the clients start.
     Directory(PathBuf),
+    /// Each new seed drawn from one of these sources, in proportion to its weight, after this
+    /// many variants per client; a directory's files are shared out among the clients and
+    /// drop out of the draw once each client has taken its share.
+    Mixed {
+        variants_per_seed: u64,
+        sources: Vec<(MixedSource, f64)>,
+    },
+}
+
+/// A source of a [`SeedSource::Mixed`] campaign.
+#[derive(Clone, Debug)]
+pub enum MixedSource {
+    Csmith,
+    Orange(GenOptions),
+    Directory(PathBuf),
 }
 
 #[derive(Clone, Debug)]

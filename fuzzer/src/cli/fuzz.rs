@@ -1,6 +1,6 @@
 //! `ccfuzz fuzz`: the campaign's command line turned into [`CampaignOptions`].
 
-use crate::campaign::{run_campaign, CampaignOptions, SeedSource};
+use crate::campaign::{run_campaign, CampaignOptions, MixedSource, SeedSource};
 use crate::cli::generate_orange::{policies, PolicyName};
 use crate::config::Config;
 use crate::mcmc::{Family, Guidance, McmcOptions};
@@ -29,6 +29,11 @@ pub struct FuzzArgs {
     /// What generates seeds when there is no --seeds directory.
     #[arg(long, value_enum, default_value = "csmith")]
     pub generator: SeedGeneratorName,
+    /// Mix seed sources: each new seed comes from one of them in proportion to its weight.
+    /// SOURCE is `csmith`, `orange` or a directory of C files (each file taken once, shared out
+    /// among the cores). Repeat it: `--mix csmith=1 --mix build/seeds/gcc-torture=3`.
+    #[arg(long, value_name = "SOURCE=WEIGHT", value_parser = parse_mixed_source, conflicts_with = "seeds")]
+    pub mix: Vec<(String, f64)>,
     /// Operators per Orange seed are drawn log-uniformly from 1 to this.
     #[arg(long, default_value_t = 3000)]
     pub orange_max_operators: usize,
@@ -82,18 +87,34 @@ impl FuzzArgs {
             Some(path) => Config::load(&path)?,
             None => Config::detected(self.all_versions)?,
         };
+        let orange_options = GenOptions {
+            max_operators: self.orange_max_operators,
+            policies: policies(&self.orange_policies),
+            ..GenOptions::default()
+        };
         let seeds = match (self.seeds, self.generator) {
+            _ if !self.mix.is_empty() => SeedSource::Mixed {
+                variants_per_seed: self.variants_per_seed,
+                sources: self
+                    .mix
+                    .into_iter()
+                    .map(|(source, weight)| {
+                        let source = match source.as_str() {
+                            "csmith" => MixedSource::Csmith,
+                            "orange" => MixedSource::Orange(orange_options),
+                            dir => MixedSource::Directory(dir.into()),
+                        };
+                        (source, weight)
+                    })
+                    .collect(),
+            },
             (Some(dir), _) => SeedSource::Directory(dir),
             (None, SeedGeneratorName::Csmith) => SeedSource::Csmith {
                 variants_per_seed: self.variants_per_seed,
             },
             (None, SeedGeneratorName::Orange) => SeedSource::Orange {
                 variants_per_seed: self.variants_per_seed,
-                options: GenOptions {
-                    max_operators: self.orange_max_operators,
-                    policies: policies(&self.orange_policies),
-                    ..GenOptions::default()
-                },
+                options: orange_options,
             },
         };
         run_campaign(CampaignOptions {
@@ -170,4 +191,21 @@ impl McmcArgs {
             families: self.mutators,
         }
     }
+}
+
+/// `SOURCE=WEIGHT` of `--mix`: a directory must exist, a weight be positive.
+fn parse_mixed_source(spec: &str) -> Result<(String, f64), String> {
+    let (source, weight) = spec
+        .rsplit_once('=')
+        .ok_or_else(|| format!("`{spec}` is not SOURCE=WEIGHT"))?;
+    let weight: f64 = weight
+        .parse()
+        .map_err(|_| format!("the weight of `{source}` is not a number: `{weight}`"))?;
+    if !(weight > 0.0 && weight.is_finite()) {
+        return Err(format!("the weight of `{source}` must be positive"));
+    }
+    if !matches!(source, "csmith" | "orange") && !std::path::Path::new(source).is_dir() {
+        return Err(format!("`{source}` is neither csmith, orange nor a directory"));
+    }
+    Ok((source.to_string(), weight))
 }

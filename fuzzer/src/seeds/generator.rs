@@ -1,9 +1,10 @@
 //! [`SeedGenerator`]: new seeds in a running campaign, from csmith or Orange (new programs, or
-//! the previous one changed by an Orange mutator), profiled and stored.
+//! the previous one changed by an Orange mutator), a directory's files, or a weighted mix of
+//! these, profiled and stored.
 
 use crate::ops::shutdown;
 use crate::seeds::SeedMaker;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use ccfuzz_orange::{Change, GenOptions, OrangeGenerator, OrangeMutator, OrangeProgram};
@@ -15,6 +16,7 @@ use libafl::{Error, HasMetadata};
 use libafl_bolts::impl_serdeany;
 use libafl_bolts::rands::Rand;
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
 /// Where generated seed programs come from.
 pub enum ProgramSource {
@@ -26,6 +28,14 @@ pub enum ProgramSource {
         mutators: Vec<OrangeMutator>,
         last: Option<OrangeProgram>,
     },
+    /// This client's share of a directory's C files, in order, each once (repaired as
+    /// [`crate::seeds::repair`] says, with `X.expect` as its expected output when present).
+    Directory {
+        files: Vec<PathBuf>,
+        next: usize,
+    },
+    /// One of these sources per program, drawn in proportion to the weights.
+    Mixed(Vec<(ProgramSource, f64)>),
 }
 
 impl ProgramSource {
@@ -37,10 +47,76 @@ impl ProgramSource {
         }
     }
 
+    /// Client `client` of `clients`: its share of the `.c` files of `dir`, sorted by name.
+    pub fn directory(dir: &Path, client: usize, clients: usize) -> Result<Self> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .with_context(|| format!("cannot read seed directory {}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "c"))
+            .collect();
+        files.sort();
+        let files = files
+            .into_iter()
+            .enumerate()
+            .filter(|(index, _)| index % clients.max(1) == client % clients.max(1))
+            .map(|(_, file)| file)
+            .collect();
+        Ok(ProgramSource::Directory { files, next: 0 })
+    }
+
+    /// Whether every program of the source has been taken.
+    fn exhausted(&self) -> bool {
+        match self {
+            ProgramSource::Csmith | ProgramSource::Orange { .. } => false,
+            ProgramSource::Directory { files, next } => *next >= files.len(),
+            ProgramSource::Mixed(sources) => sources.iter().all(|(source, _)| source.exhausted()),
+        }
+    }
+
     /// The next program: its text, where it came from, and its structure when it is an Orange
     /// program.
     fn next<S: HasRand>(&mut self, maker: &SeedMaker, state: &mut S) -> Result<GeneratedProgram, Error> {
         match self {
+            ProgramSource::Mixed(sources) => {
+                let live: Vec<usize> = (0..sources.len())
+                    .filter(|&i| sources[i].1 > 0.0 && !sources[i].0.exhausted())
+                    .collect();
+                let total: f64 = live.iter().map(|&i| sources[i].1).sum();
+                let Some(&last) = live.last() else {
+                    return Err(Error::empty("every seed source of the mix is used up"));
+                };
+                let unit = (state.rand_mut().next() >> 11) as f64 / (1u64 << 53) as f64;
+                let mut draw = unit * total;
+                let chosen = live
+                    .iter()
+                    .copied()
+                    .find(|&i| {
+                        draw -= sources[i].1;
+                        draw < 0.0
+                    })
+                    .unwrap_or(last);
+                sources[chosen].0.next(maker, state)
+            }
+            ProgramSource::Directory { files, next } => {
+                let Some(file) = files.get(*next) else {
+                    return Err(Error::empty("the seed directory is used up"));
+                };
+                *next += 1;
+                let source = std::fs::read_to_string(file)
+                    .map_err(|e| Error::illegal_state(format!("cannot read {}: {e}", file.display())))?;
+                let repaired = maker
+                    .repair(&source)
+                    .map_err(|e| Error::illegal_state(format!("{e:#}")))?;
+                if !repaired.changes.is_empty() {
+                    log::info!("seed {}: repaired: {}", file.display(), repaired.changes.join(", "));
+                }
+                Ok(GeneratedProgram {
+                    text: repaired.text,
+                    origin: file.display().to_string(),
+                    orange: None,
+                    oracle: std::fs::read(file.with_extension("expect")).ok(),
+                })
+            }
             ProgramSource::Csmith => {
                 let random_seed = state.rand_mut().next() >> 1;
                 let (text, origin) = maker
@@ -50,6 +126,7 @@ impl ProgramSource {
                     text,
                     origin,
                     orange: None,
+                    oracle: None,
                 })
             }
             ProgramSource::Orange {
@@ -68,6 +145,7 @@ impl ProgramSource {
                 let generated = GeneratedProgram {
                     text: program.to_c(),
                     origin: format!("orange {}", program.generate_name(None)),
+                    oracle: Some(program.expected_output().into_bytes()),
                     orange: Some(program.clone()),
                 };
                 *last = Some(program);
@@ -82,6 +160,8 @@ struct GeneratedProgram {
     text: String,
     origin: String,
     orange: Option<OrangeProgram>,
+    /// What the program must print (exiting 0), when the source knows it.
+    oracle: Option<Vec<u8>>,
 }
 
 /// Stores an Orange seed's structure next to it: the seed text is normalized, so triage
@@ -112,11 +192,13 @@ impl<S: HasRand + HasMetadata> Generator<Variant, S> for SeedGenerator {
             if shutdown::requested() {
                 return Err(Error::shutting_down());
             }
+            if self.programs.exhausted() {
+                return Err(Error::empty("every seed source is used up"));
+            }
             let made = self.programs.next(&self.maker, state).and_then(|generated| {
-                let oracle = generated.orange.as_ref().map(|program| program.expected_output());
                 let made = self
                     .maker
-                    .make_with_oracle(&generated.text, &generated.origin, oracle.as_deref().map(str::as_bytes))
+                    .make_with_oracle(&generated.text, &generated.origin, generated.oracle.as_deref())
                     .map_err(|e| Error::illegal_state(format!("{e:#}")))?;
                 if let (Ok(id), Some(program)) = (&made, &generated.orange) {
                     // The seed stands without it; only its triage is poorer.

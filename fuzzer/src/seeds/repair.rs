@@ -38,6 +38,8 @@ pub fn repair(clang: &str, source: &str, dir: &Path, timeout: Duration) -> Resul
                 "-fdiagnostics-parseable-fixits",
                 "-ferror-limit=0",
             ])
+            // Errors since clang 16, warnings before; the triage guard makes them errors anyway.
+            .args(["-Werror=implicit-int", "-Werror=implicit-function-declaration"])
             .arg(&file);
         let out = run(command, &Limits::compiler(timeout)).with_context(|| format!("cannot run {clang}"))?;
         if out.success() {
@@ -64,27 +66,37 @@ struct Fixes {
 impl Fixes {
     fn read(diagnostics: &str) -> Fixes {
         let mut fixes = Fixes::default();
-        let mut last_error_is_implicit_int = false;
+        // An implicit-int error's position, until the fix-it that may follow it (clang 16 and
+        // later give one, older clangs do not: then `int` goes where the error points).
+        let mut implicit_int: Option<(usize, usize)> = None;
         for line in diagnostics.lines() {
             if let Some(fix) = line.strip_prefix("fix-it:") {
-                if last_error_is_implicit_int {
+                if implicit_int.take().is_some() {
                     if let Some(insertion) = parse_insertion(fix) {
                         fixes.insertions.push(insertion);
                     }
                 }
                 continue;
             }
-            if line.contains(": error: ") {
-                last_error_is_implicit_int = line.ends_with("[-Wimplicit-int]");
-                if line.contains("call to undeclared function '") && line.ends_with("[-Wimplicit-function-declaration]")
-                {
-                    if let Some(name) = quoted_after(line, "call to undeclared function '") {
+            if let Some((line, column)) = implicit_int.take() {
+                fixes.insertions.push((line, column, "int".to_string()));
+            }
+            if let Some(at) = line.find(": error: ") {
+                if line.ends_with("-Wimplicit-int]") {
+                    implicit_int = position(&line[..at]);
+                }
+                let undeclared = ["call to undeclared function '", "implicit declaration of function '"];
+                if line.ends_with("-Wimplicit-function-declaration]") {
+                    if let Some(name) = undeclared.iter().find_map(|prefix| quoted_between(line, prefix, '\'')) {
                         fixes.declarations.insert(name.to_string());
                     }
                 }
             } else if let Some(header) = quoted_between(line, "note: include the header <", '>') {
                 fixes.headers.insert(header.to_string());
             }
+        }
+        if let Some((line, column)) = implicit_int {
+            fixes.insertions.push((line, column, "int".to_string()));
         }
         fixes.insertions.sort();
         fixes.insertions.dedup();
@@ -146,8 +158,11 @@ fn parse_insertion(fix: &str) -> Option<(usize, usize, String)> {
     Some((line.parse().ok()?, column.parse().ok()?, text))
 }
 
-fn quoted_after<'a>(line: &'a str, prefix: &str) -> Option<&'a str> {
-    quoted_between(line, prefix, '\'')
+/// `file.c:13:1` → (13, 1).
+fn position(location: &str) -> Option<(usize, usize)> {
+    let (rest, column) = location.rsplit_once(':')?;
+    let (_, line) = rest.rsplit_once(':')?;
+    Some((line.parse().ok()?, column.parse().ok()?))
 }
 
 fn quoted_between<'a>(line: &'a str, prefix: &str, end: char) -> Option<&'a str> {
