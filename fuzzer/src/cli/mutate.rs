@@ -83,6 +83,7 @@ fn mutate(seed: &Path, mutator: MutatorName, count: usize, out: &Path, config: C
     std::fs::create_dir_all(out)?;
     let store = SeedStore::open(out.join("seeds"))?;
     let mut maker = SeedMaker::new(config, store.clone(), out.join("tmp"))?;
+    maker.quote_dir = seed.parent().map(Path::to_path_buf);
     let repaired = maker.repair(&source)?;
     if !repaired.changes.is_empty() {
         log::info!("seed {}: repaired: {}", seed.display(), repaired.changes.join(", "));

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 /// Profiles every `.c` file of `dir` into the store, reporting rejections one line each.
 pub fn profile_directory(config: &Config, store: &SeedStore, dir: &Path, workdir: &Path) -> Result<(usize, usize)> {
     let mut maker = SeedMaker::new(config.clone(), store.clone(), workdir.to_path_buf())?;
+    maker.quote_dir = Some(dir.to_path_buf());
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read seed directory {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -115,6 +115,7 @@ impl ProgramSource {
                     origin: file.display().to_string(),
                     orange: None,
                     oracle: std::fs::read(file.with_extension("expect")).ok(),
+                    quote_dir: file.parent().map(Path::to_path_buf),
                 })
             }
             ProgramSource::Csmith => {
@@ -127,6 +128,7 @@ impl ProgramSource {
                     origin,
                     orange: None,
                     oracle: None,
+                    quote_dir: None,
                 })
             }
             ProgramSource::Orange {
@@ -147,6 +149,7 @@ impl ProgramSource {
                     origin: format!("orange {}", program.generate_name(None)),
                     oracle: Some(program.expected_output().into_bytes()),
                     orange: Some(program.clone()),
+                    quote_dir: None,
                 };
                 *last = Some(program);
                 Ok(generated)
@@ -162,6 +165,8 @@ struct GeneratedProgram {
     orange: Option<OrangeProgram>,
     /// What the program must print (exiting 0), when the source knows it.
     oracle: Option<Vec<u8>>,
+    /// Where its `#include "…"` files are.
+    quote_dir: Option<PathBuf>,
 }
 
 /// Stores an Orange seed's structure next to it: the seed text is normalized, so triage
@@ -196,6 +201,7 @@ impl<S: HasRand + HasMetadata> Generator<Variant, S> for SeedGenerator {
                 return Err(Error::empty("every seed source is used up"));
             }
             let made = self.programs.next(&self.maker, state).and_then(|generated| {
+                self.maker.quote_dir = generated.quote_dir.clone();
                 let made = self
                     .maker
                     .make_with_oracle(&generated.text, &generated.origin, generated.oracle.as_deref())

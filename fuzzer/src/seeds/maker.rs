@@ -127,6 +127,9 @@ pub struct SeedMaker {
     headers: HashMap<String, String>,
     /// The clang whose sanitizers vet every seed.
     sanitizing_clang: Option<String>,
+    /// Where the program's own `#include "…"` files are (a seed directory: torture tests
+    /// include their siblings).
+    pub quote_dir: Option<PathBuf>,
     /// Time spent making seeds, and the part of it the sanitizers took.
     pub timing: SeedTiming,
 }
@@ -166,6 +169,7 @@ impl SeedMaker {
         }
         Ok(SeedMaker {
             sanitizing_clang,
+            quote_dir: None,
             timing: SeedTiming::default(),
             config,
             store,
@@ -245,11 +249,11 @@ impl SeedMaker {
         let original = dir.path().join("original.c");
         std::fs::write(&original, source)?;
         let mut command = Command::new(self.preprocessor());
-        command
-            .arg("-E")
-            .arg("-I")
-            .arg(&self.config.csmith_include)
-            .arg(&original);
+        command.arg("-E").arg("-I").arg(&self.config.csmith_include);
+        if let Some(dir) = &self.quote_dir {
+            command.arg("-iquote").arg(dir);
+        }
+        command.arg(&original);
         let out = run(command, &self.limits())?;
         if !out.success() {
             let message = out
