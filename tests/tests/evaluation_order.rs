@@ -98,3 +98,33 @@ fn hermes_variants_of_an_order_dependent_seed_print_the_seed_output_under_pcc_an
     }
     assert_eq!(checked, 120);
 }
+
+/// A seed that one tested compiler cannot build (tcc lacks most of GCC's `__builtin_*`) is
+/// profiled under the others: that compiler never runs a variant, so its order does not count.
+#[test]
+fn a_seed_a_tested_compiler_rejects_is_profiled_under_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = order_config(dir.path());
+    let seeds = dir.path().join("seeds");
+    std::fs::create_dir(&seeds).unwrap();
+    std::fs::write(
+        seeds.join("builtin.c"),
+        "#include <stdio.h>\nint main(void) {\n  int x = 3;\n  x = x * 2;\n  printf(\"%d\\n\", x + __builtin_classify_type(x));\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let output = ccfuzz()
+        .args(["seeds", "--store"])
+        .arg(dir.path().join("store"))
+        .arg("--dir")
+        .arg(&seeds)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(log.contains("seeds: 1 accepted, 0 rejected"), "{log}");
+    let store = SeedStore::open(dir.path().join("store")).unwrap();
+    let id = store.ids().unwrap().remove(0);
+    let valuation = store.valuation(&id).unwrap();
+    assert!(valuation.is_some_and(|v| !v.points.is_empty()), "{log}");
+}
