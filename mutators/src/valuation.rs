@@ -23,6 +23,8 @@ pub const MAX_BYTES: u64 = 32 << 20;
 pub const READABLES_PER_POINT: usize = 48;
 /// The file the probes write, in the working directory of the run.
 pub const OUTPUT_FILE: &str = "valuation.txt";
+/// Points a sample takes on average at least, when the program has that many.
+pub const MIN_SAMPLED_POINTS: usize = 16;
 
 /// An integer lvalue that can be read safely at a point.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -142,16 +144,21 @@ pub struct ValuationPlan {
 }
 
 impl ValuationPlan {
-    /// Samples executed statements that accept insertion, each with probability `p_profile`.
+    /// Samples executed statements that accept insertion and can read a variable, each with
+    /// probability `p_profile`, or more in a program with few of them: on average at least
+    /// [`MIN_SAMPLED_POINTS`].
     pub fn sample<R: Rand>(program: &Program, p_profile: f64, rand: &mut R) -> Self {
-        let points = program
+        let candidates: Vec<_> = program
             .statements
             .iter()
             .filter(|s| s.execution == Execution::Executed && program.accepts_insertion_before(s.id))
-            .filter(|_| rand.coinflip(p_profile))
             .map(|s| (s.id, program.readables(s.id)))
             .filter(|(_, readables)| !readables.is_empty())
             .collect();
+        // A small program (a torture test has a dozen points) sampled at a csmith-sized rate
+        // would often have none left for Hermes.
+        let p = p_profile.max((MIN_SAMPLED_POINTS as f64 / candidates.len().max(1) as f64).min(1.0));
+        let points = candidates.into_iter().filter(|_| rand.coinflip(p)).collect();
         ValuationPlan { points }
     }
 
@@ -275,6 +282,18 @@ mod tests {
             values: vec![values.iter().copied().collect()],
             hits,
             capped,
+        }
+    }
+
+    /// A torture-test-sized function: four points that can read a variable.
+    #[test]
+    fn a_small_program_is_sampled_whole_at_a_csmith_sized_rate() {
+        let text = "int f (int x)\n{\n  int y = x;\n  y = y + 1;\n  y = y * 2;\n  x = y - 3;\n  return x;\n}\n";
+        let counts = (1..=8).map(|l| (l, 1)).collect();
+        let program = Program::parse_parts(text, "", 0, &counts).unwrap();
+        let mut rand = libafl_bolts::rands::StdRand::with_seed(7);
+        for _ in 0..20 {
+            assert_eq!(ValuationPlan::sample(&program, 0.1, &mut rand).points.len(), 4);
         }
     }
 
