@@ -14,12 +14,7 @@ use std::path::{Path, PathBuf};
 pub fn profile_directory(config: &Config, store: &SeedStore, dir: &Path, workdir: &Path) -> Result<(usize, usize)> {
     let mut maker = SeedMaker::new(config.clone(), store.clone(), workdir.to_path_buf())?;
     maker.quote_dir = Some(dir.to_path_buf());
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read seed directory {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
-        .collect();
-    files.sort();
+    let files = c_files(dir)?;
     let (mut accepted, mut rejected) = (0, 0);
     let mut reasons: BTreeMap<&'static str, usize> = BTreeMap::new();
     for file in files {
@@ -57,4 +52,15 @@ pub fn profile_directory(config: &Config, store: &SeedStore, dir: &Path, workdir
     }
     println!("seed making: {}", maker.timing.describe());
     Ok((accepted, rejected))
+}
+
+/// The `.c` files of `dir`, sorted by name.
+pub fn c_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read seed directory {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    files.sort();
+    Ok(files)
 }

@@ -3,8 +3,9 @@
 //! these, profiled and stored.
 
 use crate::ops::shutdown;
+use crate::seeds::directory::c_files;
 use crate::seeds::SeedMaker;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use ccfuzz_orange::{Change, GenOptions, OrangeGenerator, OrangeMutator, OrangeProgram};
@@ -49,13 +50,7 @@ impl ProgramSource {
 
     /// Client `client` of `clients`: its share of the `.c` files of `dir`, sorted by name.
     pub fn directory(dir: &Path, client: usize, clients: usize) -> Result<Self> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .with_context(|| format!("cannot read seed directory {}", dir.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "c"))
-            .collect();
-        files.sort();
-        let files = files
+        let files = c_files(dir)?
             .into_iter()
             .enumerate()
             .filter(|(index, _)| index % clients.max(1) == client % clients.max(1))
