@@ -423,9 +423,11 @@ fn a_mix_takes_seeds_from_orange_and_from_a_directory_of_pre_c99_tests() {
     )
     .unwrap();
     std::fs::write(tests.join("old.expect"), "").unwrap();
+    // Its own header beside it: the seed is preprocessed from a private copy.
+    std::fs::write(tests.join("square.h"), "#define SQUARE(x) ((x) * (x))\n").unwrap();
     std::fs::write(
         tests.join("prints.c"),
-        "#include <stdio.h>\nint main(void) {\n  int i, s = 0;\n  for (i = 0; i < 10; i++) s += i * i;\n  printf(\"%d\\n\", s);\n  return 0;\n}\n",
+        "#include <stdio.h>\n#include \"square.h\"\nint main(void) {\n  int i, s = 0;\n  for (i = 0; i < 10; i++) s += SQUARE(i);\n  printf(\"%d\\n\", s);\n  return 0;\n}\n",
     )
     .unwrap();
     std::fs::write(tests.join("prints.expect"), "285\n").unwrap();

@@ -83,12 +83,7 @@ fn mutate(seed: &Path, mutator: MutatorName, count: usize, out: &Path, config: C
     std::fs::create_dir_all(out)?;
     let store = SeedStore::open(out.join("seeds"))?;
     let mut maker = SeedMaker::new(config, store.clone(), out.join("tmp"))?;
-    maker.quote_dir = seed.parent().map(Path::to_path_buf);
-    let repaired = maker.repair(&source)?;
-    if !repaired.changes.is_empty() {
-        log::info!("seed {}: repaired: {}", seed.display(), repaired.changes.join(", "));
-    }
-    let made = maker.make(&repaired.text, &seed.display().to_string());
+    let made = maker.make_file(seed, &source).map(|(made, _)| made);
     let _ = std::fs::remove_dir_all(out.join("tmp"));
     let id = match made? {
         Ok(id) => id,

@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 /// Profiles every `.c` file of `dir` into the store, reporting rejections one line each.
 pub fn profile_directory(config: &Config, store: &SeedStore, dir: &Path, workdir: &Path) -> Result<(usize, usize)> {
     let mut maker = SeedMaker::new(config.clone(), store.clone(), workdir.to_path_buf())?;
-    maker.quote_dir = Some(dir.to_path_buf());
     let files = c_files(dir)?;
     let (mut accepted, mut rejected) = (0, 0);
     let mut reasons: BTreeMap<&'static str, usize> = BTreeMap::new();
@@ -26,14 +25,13 @@ pub fn profile_directory(config: &Config, store: &SeedStore, dir: &Path, workdir
                 continue;
             }
         };
-        let expected = std::fs::read(file.with_extension("expect")).ok();
-        let repaired = maker.repair(&source)?;
-        let repairs = if repaired.changes.is_empty() {
+        let (made, repairs) = maker.make_file(&file, &source)?;
+        let repairs = if repairs.is_empty() {
             String::new()
         } else {
-            format!(" (repaired: {})", repaired.changes.join(", "))
+            format!(" (repaired: {})", repairs.join(", "))
         };
-        match maker.make_with_oracle(&repaired.text, &file.display().to_string(), expected.as_deref())? {
+        match made {
             Ok(id) => {
                 println!("seed {}: accepted as {id}{repairs}", file.display());
                 accepted += 1;

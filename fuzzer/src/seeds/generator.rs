@@ -97,20 +97,13 @@ impl ProgramSource {
                     return Err(Error::empty("the seed directory is used up"));
                 };
                 *next += 1;
-                let source = std::fs::read_to_string(file)
+                let text = std::fs::read_to_string(file)
                     .map_err(|e| Error::illegal_state(format!("cannot read {}: {e}", file.display())))?;
-                let repaired = maker
-                    .repair(&source)
-                    .map_err(|e| Error::illegal_state(format!("{e:#}")))?;
-                if !repaired.changes.is_empty() {
-                    log::info!("seed {}: repaired: {}", file.display(), repaired.changes.join(", "));
-                }
                 Ok(GeneratedProgram {
-                    text: repaired.text,
+                    text,
                     origin: file.display().to_string(),
                     orange: None,
-                    oracle: std::fs::read(file.with_extension("expect")).ok(),
-                    quote_dir: file.parent().map(Path::to_path_buf),
+                    file: Some(file.clone()),
                 })
             }
             ProgramSource::Csmith => {
@@ -122,8 +115,7 @@ impl ProgramSource {
                     text,
                     origin,
                     orange: None,
-                    oracle: None,
-                    quote_dir: None,
+                    file: None,
                 })
             }
             ProgramSource::Orange {
@@ -142,9 +134,8 @@ impl ProgramSource {
                 let generated = GeneratedProgram {
                     text: program.to_c(),
                     origin: format!("orange {}", program.generate_name(None)),
-                    oracle: Some(program.expected_output().into_bytes()),
                     orange: Some(program.clone()),
-                    quote_dir: None,
+                    file: None,
                 };
                 *last = Some(program);
                 Ok(generated)
@@ -158,10 +149,8 @@ struct GeneratedProgram {
     text: String,
     origin: String,
     orange: Option<OrangeProgram>,
-    /// What the program must print (exiting 0), when the source knows it.
-    oracle: Option<Vec<u8>>,
-    /// Where its `#include "…"` files are.
-    quote_dir: Option<PathBuf>,
+    /// The file it was read from, which [`SeedMaker::make_file`] takes with its neighbours.
+    file: Option<PathBuf>,
 }
 
 /// Stores an Orange seed's structure next to it: the seed text is normalized, so triage
@@ -196,11 +185,18 @@ impl<S: HasRand + HasMetadata> Generator<Variant, S> for SeedGenerator {
                 return Err(Error::empty("every seed source is used up"));
             }
             let made = self.programs.next(&self.maker, state).and_then(|generated| {
-                self.maker.quote_dir = generated.quote_dir.clone();
-                let made = self
-                    .maker
-                    .make_with_oracle(&generated.text, &generated.origin, generated.oracle.as_deref())
-                    .map_err(|e| Error::illegal_state(format!("{e:#}")))?;
+                let made = match &generated.file {
+                    Some(file) => self.maker.make_file(file, &generated.text).map(|(made, _)| made),
+                    None => {
+                        let oracle = generated.orange.as_ref().map(|program| program.expected_output());
+                        self.maker.make_with_oracle(
+                            &generated.text,
+                            &generated.origin,
+                            oracle.as_deref().map(str::as_bytes),
+                        )
+                    }
+                }
+                .map_err(|e| Error::illegal_state(format!("{e:#}")))?;
                 if let (Ok(id), Some(program)) = (&made, &generated.orange) {
                     // The seed stands without it; only its triage is poorer.
                     if let Err(e) = store_orange_program(self.maker.store(), id, program) {

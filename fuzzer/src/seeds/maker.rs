@@ -127,9 +127,6 @@ pub struct SeedMaker {
     headers: HashMap<String, String>,
     /// The clang whose sanitizers vet every seed.
     sanitizing_clang: Option<String>,
-    /// Where the program's own `#include "…"` files are (a seed directory: torture tests
-    /// include their siblings).
-    pub quote_dir: Option<PathBuf>,
     /// Time spent making seeds, and the part of it the sanitizers took.
     pub timing: SeedTiming,
 }
@@ -169,7 +166,6 @@ impl SeedMaker {
         }
         Ok(SeedMaker {
             sanitizing_clang,
-            quote_dir: None,
             timing: SeedTiming::default(),
             config,
             store,
@@ -212,9 +208,28 @@ impl SeedMaker {
         ))
     }
 
-    /// The program with the repairs of [`repair`] that the vetting clang asks for; unchanged
-    /// without a vetting clang.
-    pub fn repair(&self, source: &str) -> Result<Repaired> {
+    /// A C file as a seed: repaired as the vetting clang asks ([`repair`]), its `#include "…"`
+    /// files found beside it, and `X.expect` beside `X.c` as its expected output. Returns the
+    /// verdict and the repairs made.
+    pub fn make_file(&mut self, file: &Path, source: &str) -> Result<(Vetted<SeedId>, Vec<String>)> {
+        let repaired = self.repair(source)?;
+        if !repaired.changes.is_empty() {
+            log::info!("seed {}: repaired: {}", file.display(), repaired.changes.join(", "));
+        }
+        let oracle = std::fs::read(file.with_extension("expect")).ok();
+        let started = Instant::now();
+        let made = self.make_untimed(
+            &repaired.text,
+            &file.display().to_string(),
+            oracle.as_deref(),
+            file.parent(),
+        );
+        self.count(started);
+        Ok((made?, repaired.changes))
+    }
+
+    /// The program with the repairs the vetting clang asks for; unchanged without one.
+    fn repair(&self, source: &str) -> Result<Repaired> {
         match &self.sanitizing_clang {
             Some(clang) => {
                 let dir = tempfile::Builder::new().prefix("repair-").tempdir_in(&self.workdir)?;
@@ -238,19 +253,31 @@ impl SeedMaker {
     /// output, is the reference compiler's fault, which the seed's first execution reports.
     pub fn make_with_oracle(&mut self, source: &str, origin: &str, oracle: Option<&[u8]>) -> Result<Vetted<SeedId>> {
         let started = Instant::now();
-        let made = self.make_untimed(source, origin, oracle);
-        self.timing.seeds += 1;
-        self.timing.total += started.elapsed();
+        let made = self.make_untimed(source, origin, oracle, None);
+        self.count(started);
         made
     }
 
-    fn make_untimed(&mut self, source: &str, origin: &str, oracle: Option<&[u8]>) -> Result<Vetted<SeedId>> {
+    fn count(&mut self, started: Instant) {
+        self.timing.seeds += 1;
+        self.timing.total += started.elapsed();
+    }
+
+    /// `quote_dir`: where the program's own `#include "…"` files are (torture tests include
+    /// their siblings; the program is preprocessed from a private copy).
+    fn make_untimed(
+        &mut self,
+        source: &str,
+        origin: &str,
+        oracle: Option<&[u8]>,
+        quote_dir: Option<&Path>,
+    ) -> Result<Vetted<SeedId>> {
         let dir = tempfile::Builder::new().prefix("seed-").tempdir_in(&self.workdir)?;
         let original = dir.path().join("original.c");
         std::fs::write(&original, source)?;
         let mut command = Command::new(self.preprocessor());
         command.arg("-E").arg("-I").arg(&self.config.csmith_include);
-        if let Some(dir) = &self.quote_dir {
+        if let Some(dir) = quote_dir {
             command.arg("-iquote").arg(dir);
         }
         command.arg(&original);
