@@ -188,7 +188,7 @@ fn bug_rate_study_triages_every_run_and_reports_bugs_per_cpu_hour() {
     assert!(report.contains("| orion (`mutators=orion`) |"), "{report}");
     assert!(report.contains("| hermes (`mutators=hermes`) |"), "{report}");
     assert!(
-        report.contains("- orion: tcc -b | wrong output: exit status 255"),
+        report.contains("- orion: tcc -b | wrong exit status: exit status 255"),
         "{report}"
     );
 }
