@@ -1,7 +1,6 @@
 //! A per-process cache of parsed seeds, so each core parses a seed once and materializes its
 //! variants in microseconds. The cache is bounded by an estimate of the memory its seeds hold,
-//! and the seed used least recently leaves first: a retired seed's model, valuation and text
-//! go once the chains no longer visit it.
+//! and the seed used least recently leaves first; a seed whose chain retired leaves at once.
 
 use crate::edit::apply_edits;
 use crate::input::Variant;
@@ -152,6 +151,15 @@ impl Programs {
         Ok(loaded)
     }
 
+    /// Drops a seed nothing will visit again.
+    pub fn forget(&self, id: &SeedId) {
+        let mut cache = self.cache.lock().expect("cache lock");
+        if let Some((_, freed)) = cache.loaded.remove(id) {
+            cache.bytes -= freed;
+            cache.order.retain(|o| o != id);
+        }
+    }
+
     /// The C text of a variant.
     pub fn materialize(&self, variant: &Variant) -> Result<String> {
         let loaded = self.get(&variant.seed)?;
@@ -207,6 +215,12 @@ mod tests {
         let cache = programs.cache.lock().unwrap();
         assert!(cache.loaded.contains_key(&ids[0]) && cache.loaded.contains_key(&ids[2]));
         drop(cache);
+        // A forgotten seed leaves at once, and its bytes with it.
+        programs.forget(&ids[0]);
+        let after = programs.held();
+        assert_eq!(after.0, 1);
+        assert!(after.1 < held.1 && after.1 > 0, "{after:?} of {held:?}");
+        assert_eq!(programs.cache.lock().unwrap().order, [ids[2].clone()]);
         // A seed larger than the whole budget is still served, alone.
         let tiny = Programs::new(programs.store().clone(), 1);
         tiny.get(&ids[3]).unwrap();

@@ -165,17 +165,24 @@ where
         }
     }
 
-    let mut scheduler = McmcScheduler::new(options.mcmc.proposals_per_turn);
+    // Seeds that keep coming take turns in a bounded rotation; a fixed set all take turns.
+    let rotation = match options.seeds {
+        SeedSource::Directory(_) => None,
+        _ => Some(options.mcmc.active_chains),
+    };
+    let scheduler = McmcScheduler::new(options.mcmc.proposals_per_turn, rotation, programs.clone());
     let chains_file = options
         .out
         .join("mcmc")
         .join(format!("chains-client-{}.json", desc.id()));
     if fresh {
-        // Chains start from the seeds of a resumed corpus, and continue where they were saved.
+        // Chains start from the seeds of a resumed corpus, and continue where they were saved;
+        // those that had retired stay retired.
+        let mut every_chain = McmcScheduler::new(options.mcmc.proposals_per_turn, None, programs.clone());
         for id in state.corpus().ids().collect::<Vec<_>>() {
-            scheduler.on_add(&mut state, id)?;
+            every_chain.on_add(&mut state, id)?;
         }
-        let restored = restore_chains(&mut state, &chains_file)?;
+        let restored = restore_chains(&mut state, &chains_file, rotation)?;
         if restored > 0 {
             log::info!("client {}: {restored} chains continue where they stopped", desc.id());
         }
@@ -310,9 +317,10 @@ where
                     .map(|(length, mean, _)| format!("{length}+: {mean:.4}"))
                     .collect();
                 log::info!(
-                    "client {}: {} chains, {} proposals, acceptance {:.1}%; mean distance by chain length: {}",
+                    "client {}: {} chains ({} turning), {} proposals, acceptance {:.1}%; mean distance by chain length: {}",
                     desc.id(),
                     chains.chains.len(),
+                    chains.rotating(),
                     chains.proposals,
                     100.0 * chains.acceptance_rate(),
                     by_length.join(", ")

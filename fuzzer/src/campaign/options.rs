@@ -22,10 +22,9 @@ pub type CampaignState = StdState<CachedOnDiskCorpus<Variant>, Variant, StdRand,
 pub const CORPUS_CACHE: usize = 512;
 
 /// Estimated bytes of parsed seeds a client keeps in memory (a csmith seed: about 1 MB; the
-/// heap grows by about twice the estimate). The scheduler gives the chains turns of 50
-/// proposals in a cycle, so a cache smaller than the cycle misses once per turn whatever its
-/// size: a parse (0.25 to 0.5 s for a csmith seed) every 50 proposals. With 64 MiB a csmith
-/// campaign's clients grew to 161 MB in two hours, the cache full at 75 seeds.
+/// heap grows by about twice the estimate). Generated seeds need only the few of the chains in
+/// the rotation. A fixed set of seeds all take turns: a cache smaller than the cycle misses
+/// once per turn whatever its size, a parse of 0.25 to 0.5 s for a csmith seed.
 pub const SEED_CACHE_BYTES: usize = 16 << 20;
 
 /// Where seeds come from.

@@ -151,6 +151,10 @@ pub struct McmcArgs {
     /// Proposals on one seed's chain before turning to the next seed.
     #[arg(long, default_value_t = 25)]
     proposals_per_turn: u64,
+    /// With generated or mixed seeds: chains taking turns; a new seed's chain retires the oldest
+    /// (a client holds the parsed seeds of this many chains, whatever the campaign's length).
+    #[arg(long, default_value_t = McmcOptions::default().active_chains)]
+    active_chains: usize,
     /// Inverse temperature of the acceptance rule.
     #[arg(long, default_value_t = AthenaParams::default().sigma)]
     sigma: f64,
@@ -188,6 +192,7 @@ impl McmcArgs {
                 counters: self.counter_weight,
             },
             proposals_per_turn: self.proposals_per_turn,
+            active_chains: self.active_chains.max(1),
             families: self.mutators,
         }
     }

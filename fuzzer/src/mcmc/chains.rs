@@ -1,5 +1,5 @@
-//! The chains, one per seed, as state metadata: where each stands, its statistics, and their
-//! saving and restoring across a resumed campaign.
+//! The chains, one per seed, as state metadata: where each stands, its statistics, which are in
+//! the rotation and which retired, and their saving and restoring across a resumed campaign.
 
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::seed::SeedId;
@@ -22,6 +22,27 @@ pub struct Chain {
     pub proposals: u64,
     /// Accepted moves: the chain's length.
     pub accepted: u64,
+    /// Out of the rotation for good: a newer seed took its place.
+    pub retired: bool,
+    /// Corpus entries of the chain's states by variant name: a chain that returns to a state
+    /// moves to its entry instead of adding it again. Emptied when the chain retires.
+    pub(super) states: HashMap<String, CorpusId>,
+}
+
+impl Chain {
+    pub(super) fn new(current: CorpusId, current_name: String) -> Self {
+        let states = HashMap::from([(current_name.clone(), current)]);
+        Chain {
+            current,
+            current_name,
+            energy: 0.0,
+            distance: 0.0,
+            proposals: 0,
+            accepted: 0,
+            retired: false,
+            states,
+        }
+    }
 }
 
 /// Mean distance of the states reached after a given number of accepted moves, by buckets of
@@ -52,16 +73,14 @@ impl DistanceByLength {
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct McmcChains {
     pub chains: BTreeMap<SeedId, Chain>,
-    /// Seeds in the order their chains started; the active one is `order[active]`.
+    /// The rotation: seeds of the chains not retired, in the order they started; the active one
+    /// is `order[active]`.
     pub(super) order: Vec<SeedId>,
     pub(super) active: usize,
     pub(super) turn_proposals: u64,
     pub proposals: u64,
     pub accepted: u64,
     pub by_length: DistanceByLength,
-    /// Corpus entries of the chains' states by variant name: a chain that returns to a state
-    /// moves to its entry instead of adding it again.
-    pub(super) states: HashMap<String, CorpusId>,
 }
 impl_serdeany!(McmcChains);
 
@@ -73,7 +92,52 @@ impl McmcChains {
             chain.energy = energy;
             chain.distance = distance;
             chain.accepted += 1;
+            if !chain.retired {
+                chain.states.insert(name.to_string(), id);
+            }
         }
+    }
+
+    /// The corpus entry of a state a seed's chain has been in.
+    pub(super) fn known_state(&self, seed: &SeedId, name: &str) -> Option<CorpusId> {
+        self.chains.get(seed)?.states.get(name).copied()
+    }
+
+    /// Starts a seed's chain at its entry, in the rotation; when that makes the rotation longer
+    /// than `capacity`, the oldest chain retires. Returns the retired chain's seed.
+    pub(super) fn start(
+        &mut self,
+        seed: SeedId,
+        id: CorpusId,
+        name: String,
+        capacity: Option<usize>,
+    ) -> Option<SeedId> {
+        self.chains.insert(seed.clone(), Chain::new(id, name));
+        self.order.push(seed);
+        if capacity.is_some_and(|capacity| self.order.len() > capacity.max(1)) {
+            let oldest = self.order.remove(0);
+            if self.active > 0 {
+                self.active -= 1;
+            } else {
+                // The next chain in the rotation gets a whole turn.
+                self.turn_proposals = 0;
+            }
+            self.retire(&oldest);
+            return Some(oldest);
+        }
+        None
+    }
+
+    fn retire(&mut self, seed: &SeedId) {
+        if let Some(chain) = self.chains.get_mut(seed) {
+            chain.retired = true;
+            chain.states = HashMap::new();
+        }
+    }
+
+    /// Chains in the rotation.
+    pub fn rotating(&self) -> usize {
+        self.order.len()
     }
 
     pub fn acceptance_rate(&self) -> f64 {
@@ -99,6 +163,8 @@ struct SavedChain {
     distance: f64,
     proposals: u64,
     accepted: u64,
+    #[serde(default)]
+    retired: bool,
 }
 
 /// Saves where each chain stands, so that a resumed campaign continues its chains.
@@ -113,6 +179,7 @@ pub fn save_chains(chains: &McmcChains, path: &Path) -> std::io::Result<()> {
                 distance: c.distance,
                 proposals: c.proposals,
                 accepted: c.accepted,
+                retired: c.retired,
             };
             (seed, saved)
         })
@@ -123,8 +190,9 @@ pub fn save_chains(chains: &McmcChains, path: &Path) -> std::io::Result<()> {
 }
 
 /// Puts the chains of a resumed corpus back where `save_chains` left them; chains whose state
-/// is not in the corpus start again from their seed. Returns how many chains were restored.
-pub fn restore_chains<S>(state: &mut S, path: &Path) -> Result<usize, Error>
+/// is not in the corpus start again from their seed. The rotation is the chains that had not
+/// retired, at most `capacity` of them. Returns how many chains were restored.
+pub fn restore_chains<S>(state: &mut S, path: &Path, capacity: Option<usize>) -> Result<usize, Error>
 where
     S: HasCorpus<Variant> + HasMetadata,
 {
@@ -144,15 +212,80 @@ where
             continue;
         };
         *chain = Chain {
-            current: id,
-            current_name: saved.variant.clone(),
-            energy: saved.energy,
-            distance: saved.distance,
             proposals: saved.proposals,
             accepted: saved.accepted,
+            energy: saved.energy,
+            distance: saved.distance,
+            ..Chain::new(id, saved.variant)
         };
-        chains.states.insert(saved.variant, id);
+        if saved.retired {
+            chains.retire(&seed);
+        }
         restored += 1;
     }
+    chains.order = chains
+        .chains
+        .iter()
+        .filter(|(_, chain)| !chain.retired)
+        .map(|(seed, _)| seed.clone())
+        .collect();
+    if let Some(capacity) = capacity {
+        let excess = chains.order.len().saturating_sub(capacity.max(1));
+        for seed in chains.order.drain(..excess).collect::<Vec<_>>() {
+            chains.retire(&seed);
+        }
+    }
+    chains.active = 0;
+    chains.turn_proposals = 0;
     Ok(restored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seed(n: u8) -> SeedId {
+        SeedId(format!("seed{n}"))
+    }
+
+    #[test]
+    fn a_full_rotation_retires_its_oldest_chain_and_keeps_the_active_one_turning() {
+        let mut chains = McmcChains::default();
+        for n in 0..3 {
+            assert_eq!(
+                chains.start(seed(n), CorpusId(n.into()), format!("v{n}"), Some(3)),
+                None
+            );
+        }
+        chains.active = 2;
+        chains.move_chain(&seed(0), CorpusId(7), "w0", 1.0, 0.5);
+        assert_eq!(chains.known_state(&seed(0), "w0"), Some(CorpusId(7)));
+
+        assert_eq!(chains.start(seed(3), CorpusId(3), "v3".into(), Some(3)), Some(seed(0)));
+        assert_eq!(chains.order, [seed(1), seed(2), seed(3)]);
+        // The chain that was turning still is.
+        assert_eq!(chains.order[chains.active], seed(2));
+        let retired = &chains.chains[&seed(0)];
+        assert!(retired.retired && retired.states.is_empty());
+        assert_eq!((retired.accepted, retired.current), (1, CorpusId(7)));
+        assert_eq!(chains.known_state(&seed(0), "w0"), None);
+
+        // Retiring the active chain hands a whole turn to the next.
+        chains.active = 0;
+        chains.turn_proposals = 9;
+        assert_eq!(chains.start(seed(4), CorpusId(4), "v4".into(), Some(3)), Some(seed(1)));
+        assert_eq!(
+            (chains.order[chains.active].clone(), chains.turn_proposals),
+            (seed(2), 0)
+        );
+    }
+
+    #[test]
+    fn without_a_capacity_every_chain_keeps_turning() {
+        let mut chains = McmcChains::default();
+        for n in 0..50 {
+            assert_eq!(chains.start(seed(n), CorpusId(n.into()), format!("v{n}"), None), None);
+        }
+        assert_eq!(chains.rotating(), 50);
+    }
 }

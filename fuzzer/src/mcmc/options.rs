@@ -28,6 +28,9 @@ pub struct McmcOptions {
     pub guidance: Guidance,
     /// Proposals made on a seed's chain before turning to the next seed.
     pub proposals_per_turn: u64,
+    /// Chains in the rotation of a campaign whose seeds keep coming: a new seed's chain retires
+    /// the oldest.
+    pub active_chains: usize,
     /// Families drawn uniformly for each proposal.
     pub families: Vec<Family>,
 }
@@ -38,6 +41,7 @@ impl Default for McmcOptions {
             athena: AthenaParams::default(),
             guidance: Guidance::default(),
             proposals_per_turn: 50,
+            active_chains: 4,
             families: vec![Family::Athena, Family::Hermes],
         }
     }

@@ -1,25 +1,34 @@
 //! [`McmcScheduler`]: hands out the current state of the active chain, moves a chain to a
-//! newly added accepted proposal, starts a chain for every seed and turns to the next seed
-//! after a number of proposals.
+//! newly added accepted proposal, starts a chain for every seed, turns to the next seed after a
+//! number of proposals, and retires the oldest chain when the rotation is full, so that a
+//! client holds the parsed seeds of a few chains however long it runs.
 
 use crate::mcmc::acceptance::LastAcceptance;
-use crate::mcmc::{Chain, McmcChains};
+use crate::mcmc::McmcChains;
 use ccfuzz_mutators::input::Variant;
+use ccfuzz_mutators::programs::Programs;
 use libafl::corpus::{Corpus, CorpusId};
 use libafl::schedulers::{RemovableScheduler, Scheduler};
 use libafl::state::HasCorpus;
 use libafl::{Error, HasMetadata};
+use std::sync::Arc;
 
 /// Schedules the current states of the chains, one seed's chain at a time.
 #[derive(Debug)]
 pub struct McmcScheduler {
     proposals_per_turn: u64,
+    /// Chains in the rotation at most; `None` keeps every chain (a fixed set of seeds).
+    rotation: Option<usize>,
+    /// Forgets a retired chain's parsed seed.
+    programs: Arc<Programs>,
 }
 
 impl McmcScheduler {
-    pub fn new(proposals_per_turn: u64) -> Self {
+    pub fn new(proposals_per_turn: u64, rotation: Option<usize>, programs: Arc<Programs>) -> Self {
         McmcScheduler {
             proposals_per_turn: proposals_per_turn.max(1),
+            rotation,
+            programs,
         }
     }
 }
@@ -44,22 +53,12 @@ where
         let chains = state.metadata_or_insert_with(McmcChains::default);
         if let Some((energy, distance)) = acceptance {
             chains.move_chain(&input.seed, id, &name, energy, distance);
-            chains.states.insert(name, id);
             state.remove_metadata::<LastAcceptance>();
         } else if input.edits.is_empty() && !chains.chains.contains_key(&input.seed) {
-            chains.order.push(input.seed.clone());
-            chains.chains.insert(
-                input.seed.clone(),
-                Chain {
-                    current: id,
-                    current_name: name.clone(),
-                    energy: 0.0,
-                    distance: 0.0,
-                    proposals: 0,
-                    accepted: 0,
-                },
-            );
-            chains.states.insert(name, id);
+            if let Some(retired) = chains.start(input.seed.clone(), id, name, self.rotation) {
+                log::debug!("mcmc: the chain of seed {retired} retires");
+                self.programs.forget(&retired);
+            }
         }
         Ok(())
     }
