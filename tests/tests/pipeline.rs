@@ -348,15 +348,7 @@ fn wrong_edits_make_invalid_variants_never_findings_nor_chain_states() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let config = write_config(dir.path(), &["gcc -O0", "gcc -O2", "clang -O2"], 60.0);
-    let id = store_seed(&out, &config, &seeds("wrong"));
-    // A profile that says nothing ran: Orion deletes live statements, each deletion a wrong edit.
-    let profile_path = out.join("seeds").join(&id.0).join("profile.json");
-    let mut profile: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&profile_path).unwrap()).unwrap();
-    for count in profile["line_counts"].as_object_mut().unwrap().values_mut() {
-        *count = 0.into();
-    }
-    std::fs::write(&profile_path, profile.to_string()).unwrap();
+    store_seed_marked_never_run(&out, &config);
     let (report, log) = orion_on_stored_seed(&out, &config, &[]);
     // Every execution but the seed's own is a wrong variant.
     assert_eq!(report.invalid.total, report.executions - 1, "{report:?}\n{log}");
@@ -366,6 +358,57 @@ fn wrong_edits_make_invalid_variants_never_findings_nor_chain_states() {
         "{:?}",
         report.invalid
     );
+}
+
+/// Stores the `wrong` seed with a profile that says nothing ran: Orion deletes live statements,
+/// each deletion a wrong edit.
+fn store_seed_marked_never_run(out: &Path, config: &Path) {
+    let id = store_seed(out, config, &seeds("wrong"));
+    let profile_path = out.join("seeds").join(&id.0).join("profile.json");
+    let mut profile: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&profile_path).unwrap()).unwrap();
+    for count in profile["line_counts"].as_object_mut().unwrap().values_mut() {
+        *count = 0.into();
+    }
+    std::fs::write(&profile_path, profile.to_string()).unwrap();
+}
+
+#[test]
+fn the_gate_on_disagreement_asks_the_reference_only_when_a_tested_compiler_disagrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &["gcc -O2", "clang -O2"], 60.0);
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}reference_gate = \"on-disagreement\"\n")).unwrap();
+
+    // Wrong edits: the tested compilers disagree with the seed, the reference finds them invalid.
+    let out = dir.path().join("wrong");
+    store_seed_marked_never_run(&out, &config);
+    let (report, log) = orion_on_stored_seed(&out, &config, &[]);
+    assert_eq!(report.invalid.total, report.executions - 1, "{report:?}\n{log}");
+    assert_eq!(report.reference_runs, report.invalid.total, "{report:?}\n{log}");
+
+    // Deletions of code that never ran: every tested compiler agrees, the reference never runs.
+    let out = dir.path().join("dead");
+    let log = campaign(
+        &out,
+        &config,
+        &[
+            "--seeds",
+            seeds("dead").to_str().unwrap(),
+            "--mutators",
+            "orion",
+            "--iterations",
+            "8",
+        ],
+    );
+    let report = client_report(&out);
+    assert!(report.executions >= 8, "{log}");
+    assert_eq!(
+        (report.invalid.total, report.reference_runs),
+        (0, 0),
+        "{report:?}\n{log}"
+    );
+    assert!(findings(&out).is_empty(), "{log}");
 }
 
 #[test]

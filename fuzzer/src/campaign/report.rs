@@ -46,6 +46,9 @@ pub struct ClientReport {
     /// Binaries not run because another configuration of the same variant linked the same bytes.
     #[serde(default)]
     pub reused_runs: u64,
+    /// Variants the validity gate's reference compiled.
+    #[serde(default)]
+    pub reference_runs: u64,
     /// Proposals not run because their text had already run.
     #[serde(default)]
     pub repeated_texts: u64,
@@ -145,6 +148,7 @@ pub fn write_client_report(
         wall_seconds: figures.wall.as_secs_f64(),
         seed_making: figures.seed_timing.into(),
         reused_runs: figures.totals.reused_runs,
+        reference_runs: figures.totals.reference_runs,
         repeated_texts: state.metadata::<RepeatedTexts>().map_or(0, |r| r.0),
         rss_bytes: resident_bytes("self"),
         seed_cache: figures.seed_cache,

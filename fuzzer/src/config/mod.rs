@@ -201,6 +201,25 @@ pub struct Config {
     /// (`ccfuzz triage OUT --watch`), so that fuzzing never waits for a reduction.
     #[serde(default)]
     pub background_triage: bool,
+    /// When the reference compiles a variant.
+    #[serde(default)]
+    pub reference_gate: ReferenceGate,
+}
+
+/// When the validity gate's reference compiles a variant.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReferenceGate {
+    /// Before the tested configurations: every variant, and a reference that alone gets a
+    /// variant wrong is a finding.
+    #[default]
+    First,
+    /// Only when a tested configuration does not print the seed's output (the variant's
+    /// validity is then decided as with `first`). Saves a compilation per variant when the
+    /// reference is slower than the compilers under test (gcc against tcc and pcc), at the
+    /// price of never testing the reference itself. Has no effect when the reference is also
+    /// a tested configuration.
+    OnDisagreement,
 }
 
 fn default_p_profile() -> f64 {
@@ -265,6 +284,7 @@ impl Config {
             csmith_args: vec!["--no-packed-struct".into()],
             p_profile: default_p_profile(),
             background_triage: false,
+            reference_gate: ReferenceGate::First,
         }
     }
 

@@ -4,7 +4,7 @@
 //! counters) goes to the coverage and counter observers. Compiler failures are outcomes,
 //! never errors of the fuzzer.
 
-use crate::config::Config;
+use crate::config::{Config, ReferenceGate};
 use crate::exec::compile::{compile_and_run, BinaryRuns};
 use crate::exec::instrument::Additions;
 use crate::exec::instrument::Instruments;
@@ -76,6 +76,11 @@ impl ExecutionObservers {
             counters: self.counters.handle(),
             counter_names: self.counter_names.handle(),
         };
+        let reference_on_disagreement = config.reference_gate == ReferenceGate::OnDisagreement
+            && !config
+                .configurations
+                .iter()
+                .any(|tested| tested.same_command(&config.reference));
         CompileRunExecutor {
             observers: tuple_list!(self.execution, self.coverage, self.counters, self.counter_names),
             handles,
@@ -83,6 +88,7 @@ impl ExecutionObservers {
             totals: ExecutorTotals::default(),
             programs,
             config,
+            reference_on_disagreement,
             workdir,
         }
     }
@@ -94,6 +100,8 @@ pub struct CompileRunExecutor<OT> {
     instruments: Instruments,
     programs: Arc<Programs>,
     config: Config,
+    /// The gate runs on disagreement: asked for, and the reference is no tested configuration.
+    reference_on_disagreement: bool,
     workdir: PathBuf,
     pub totals: ExecutorTotals,
 }
@@ -106,6 +114,8 @@ pub struct ExecutorTotals {
     pub counters: Counters,
     /// Binaries not run because another configuration had linked the same bytes.
     pub reused_runs: u64,
+    /// Variants the reference compiled (all of them, unless the gate runs on disagreement).
+    pub reference_runs: u64,
 }
 
 /// What one execution reported, before it is moved into the observers.
@@ -113,13 +123,16 @@ struct Reports {
     execution: ExecutionObserver,
     /// Binaries of this variant not run because an earlier one had the same bytes.
     reused_runs: u64,
+    reference_runs: u64,
     counter_names: CounterNamesObserver,
     lines: Option<GcovCoverage>,
 }
 
 impl<OT> CompileRunExecutor<OT> {
     /// Compiles and runs one variant with the reference, then, when it passes the validity
-    /// gate, with every configuration.
+    /// gate, with every configuration. With the gate on disagreement, the tested configurations
+    /// run first and the reference only decides when one of them does not print the seed's
+    /// output.
     fn execute(&self, input: &Variant, reports: &mut Reports) -> anyhow::Result<()> {
         let loaded = self.programs.get(&input.seed)?;
         let text = apply_edits(&loaded.program, &input.edits);
@@ -130,51 +143,32 @@ impl<OT> CompileRunExecutor<OT> {
         let run_timeout = variant_run_timeout(loaded.seed.profile.run_ms, self.config.run_timeout());
         let reference = &self.config.reference;
         let mut runs = BinaryRuns::default();
-        let (reference_outcome, reference_time) = compile_and_run(
-            reference,
-            &source,
-            &dir.path().join("reference"),
-            &Additions::default(),
-            self.config.compile_timeout(),
+        let variant = VariantFiles {
+            source: &source,
+            dir: dir.path(),
+            seed: &loaded.seed,
             run_timeout,
-            &mut runs,
-        )?;
-        let reference_is_wrong = match gate(&reference_outcome, &loaded.seed) {
-            Gate::Valid => false,
-            Gate::ReferenceFailed => true,
-            Gate::Invalid(reason) => {
-                reports.execution.invalid = Some(reason);
-                return Ok(());
-            }
-            Gate::AskAnother => {
-                if !self.another_prints_seed_output(&source, dir.path(), &loaded.seed, run_timeout)? {
-                    reports.execution.invalid = Some(format!(
-                        "the reference prints something else: {}",
-                        reference_outcome.describe()
-                    ));
-                    return Ok(());
-                }
-                true
-            }
         };
-        if reference_is_wrong {
-            reports.execution.record(
-                reference.name(),
-                reference_outcome.clone(),
-                reference_time.as_millis() as u64,
-            );
+        let mut consulted = None;
+        if !self.reference_on_disagreement {
+            match self.consult_reference(&variant, &mut runs, reports)? {
+                Some(decision) => consulted = Some(decision),
+                None => return Ok(()),
+            }
         }
         for (index, config) in self.config.configurations.iter().enumerate() {
             // The reference already ran: a tested copy of it is not compiled twice.
-            if config.observe == Default::default() && config.same_command(reference) {
-                if !reference_is_wrong {
-                    reports.execution.record(
-                        config.name(),
-                        reference_outcome.clone(),
-                        reference_time.as_millis() as u64,
-                    );
+            if let Some((reference_outcome, reference_time, reference_is_wrong)) = &consulted {
+                if config.observe == Default::default() && config.same_command(reference) {
+                    if !reference_is_wrong {
+                        reports.execution.record(
+                            config.name(),
+                            reference_outcome.clone(),
+                            reference_time.as_millis() as u64,
+                        );
+                    }
+                    continue;
                 }
-                continue;
             }
             let binary = dir.path().join(format!("prog{index}"));
             let (outcome, compile_time) = compile_and_run(
@@ -199,36 +193,96 @@ impl<OT> CompileRunExecutor<OT> {
                 Err(e) => log::warn!("{e:#}"),
             }
             let _ = std::fs::remove_file(&binary);
+            let disagrees = !prints_seed_output(&outcome, &loaded.seed);
             reports
                 .execution
                 .record(config.name(), outcome, compile_time.as_millis() as u64);
+            if disagrees && consulted.is_none() {
+                match self.consult_reference(&variant, &mut runs, reports)? {
+                    Some(decision) => consulted = Some(decision),
+                    None => {
+                        // Invalid: what the tested configurations did is no observation.
+                        reports.execution.outcomes.clear();
+                        reports.lines = None;
+                        reports.counter_names.counters.clear();
+                        return Ok(());
+                    }
+                }
+            }
         }
         reports.reused_runs = runs.reused;
         Ok(())
     }
+
+    /// Compiles and runs the variant with the reference and applies the validity gate: `None`
+    /// when the variant is invalid (the reason is in `reports`), else the reference's outcome,
+    /// its compile time and whether the reference is wrong (then its outcome is recorded as a
+    /// finding's).
+    fn consult_reference(
+        &self,
+        variant: &VariantFiles,
+        runs: &mut BinaryRuns,
+        reports: &mut Reports,
+    ) -> anyhow::Result<Option<(ConfigOutcome, std::time::Duration, bool)>> {
+        let reference = &self.config.reference;
+        reports.reference_runs += 1;
+        let (outcome, time) = compile_and_run(
+            reference,
+            variant.source,
+            &variant.dir.join("reference"),
+            &Additions::default(),
+            self.config.compile_timeout(),
+            variant.run_timeout,
+            runs,
+        )?;
+        let reference_is_wrong = match gate(&outcome, variant.seed) {
+            Gate::Valid => false,
+            Gate::ReferenceFailed => true,
+            Gate::Invalid(reason) => {
+                reports.execution.invalid = Some(reason);
+                return Ok(None);
+            }
+            Gate::AskAnother => {
+                if !self.another_prints_seed_output(variant)? {
+                    reports.execution.invalid =
+                        Some(format!("the reference prints something else: {}", outcome.describe()));
+                    return Ok(None);
+                }
+                true
+            }
+        };
+        if reference_is_wrong {
+            reports
+                .execution
+                .record(reference.name(), outcome.clone(), time.as_millis() as u64);
+        }
+        Ok(Some((outcome, time, reference_is_wrong)))
+    }
+}
+
+/// A variant's files and what its runs are held to.
+struct VariantFiles<'a> {
+    source: &'a Path,
+    dir: &'a Path,
+    seed: &'a Seed,
+    run_timeout: std::time::Duration,
 }
 
 impl<OT> CompileRunExecutor<OT> {
     /// Whether a UB-check configuration (another compiler family at -O0) runs the variant to
     /// the seed's output: then a reference that does not is wrong, not the variant.
-    fn another_prints_seed_output(
-        &self,
-        source: &Path,
-        dir: &Path,
-        seed: &Seed,
-        run_timeout: std::time::Duration,
-    ) -> anyhow::Result<bool> {
+    fn another_prints_seed_output(&self, variant: &VariantFiles) -> anyhow::Result<bool> {
         for check in &self.config.ub_check {
             let (outcome, _) = compile_and_run(
                 check,
-                source,
-                &dir.join("tie-breaker"),
+                variant.source,
+                &variant.dir.join("tie-breaker"),
                 &Additions::default(),
                 self.config.compile_timeout(),
-                run_timeout,
+                variant.run_timeout,
                 &mut BinaryRuns::default(),
             )?;
-            if prints_seed_output(&outcome, seed) {
+            if prints_seed_output(&outcome, variant.seed) {
                 return Ok(true);
             }
         }
@@ -268,6 +322,7 @@ where
         let mut reports = Reports {
             execution: ExecutionObserver::new("execution"),
             reused_runs: 0,
+            reference_runs: 0,
             counter_names: CounterNamesObserver::new("counter_names"),
             lines: None,
         };
@@ -282,6 +337,7 @@ where
             reports.execution.outcomes.clear();
         }
         self.totals.reused_runs += reports.reused_runs;
+        self.totals.reference_runs += reports.reference_runs;
         let handles = &self.handles;
         let observers = &mut self.observers;
         observers

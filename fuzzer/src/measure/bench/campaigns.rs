@@ -1,13 +1,14 @@
 //! `ccfuzz bench --parts campaigns`: real campaigns of `--seconds` each. The fuzzer's own CPU
 //! share against its children's with the configuration, with tcc and pcc, and with tcc alone
-//! (fast compilers leave the harness nowhere to hide); executions per second and scaling from
+//! (fast compilers leave the harness nowhere to hide), each of the last two also with the
+//! validity gate on disagreement; executions per second and scaling from
 //! one core to two; how a client's resident memory and the output directory grow per hour, and
 //! the corpus bytes per accepted chain state.
 
 use super::{children_cpu, BenchOptions};
 use crate::campaign::report::resident_bytes;
 use crate::campaign::ClientReport;
-use crate::config::{CompilerConfig, Config};
+use crate::config::{CompilerConfig, Config, ReferenceGate};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -49,9 +50,22 @@ pub fn campaigns(options: &BenchOptions, config_file: &Path) -> Result<()> {
         one.corpus_bytes as f64 / one.accepted.max(1) as f64,
         one.accepted,
     );
-    for (name, configurations) in [("tcc+pcc", vec!["tcc", "pcc"]), ("tcc", vec!["tcc"])] {
+    // The reference (gcc) is the slowest compiler of these campaigns: each also runs with the
+    // validity gate on disagreement.
+    let fast = [
+        ("tcc+pcc", vec!["tcc", "pcc"], ReferenceGate::First),
+        (
+            "tcc+pcc-gate-on-disagreement",
+            vec!["tcc", "pcc"],
+            ReferenceGate::OnDisagreement,
+        ),
+        ("tcc", vec!["tcc"], ReferenceGate::First),
+        ("tcc-gate-on-disagreement", vec!["tcc"], ReferenceGate::OnDisagreement),
+    ];
+    for (name, configurations, reference_gate) in fast {
         let config = Config {
             configurations: configurations.into_iter().map(CompilerConfig::new).collect(),
+            reference_gate,
             ..options.config.clone()
         };
         let path = options.out.join(format!("configuration-{name}.toml"));
