@@ -70,7 +70,7 @@ impl ProgramSource {
 
     /// The next program: its text, where it came from, and its structure when it is an Orange
     /// program.
-    fn next<S: HasRand>(&mut self, maker: &SeedMaker, state: &mut S) -> Result<GeneratedProgram, Error> {
+    fn next<S: HasRand + HasMetadata>(&mut self, maker: &SeedMaker, state: &mut S) -> Result<GeneratedProgram, Error> {
         match self {
             ProgramSource::Mixed(sources) => {
                 let live: Vec<usize> = (0..sources.len())
@@ -92,20 +92,27 @@ impl ProgramSource {
                     .unwrap_or(last);
                 sources[chosen].0.next(maker, state)
             }
-            ProgramSource::Directory { files, next } => {
+            ProgramSource::Directory { files, next } => loop {
                 let Some(file) = files.get(*next) else {
                     return Err(Error::empty("the seed directory is used up"));
                 };
                 *next += 1;
-                let text = std::fs::read_to_string(file)
-                    .map_err(|e| Error::illegal_state(format!("cannot read {}: {e}", file.display())))?;
-                Ok(GeneratedProgram {
-                    text,
-                    origin: file.display().to_string(),
-                    orange: None,
-                    file: Some(file.clone()),
-                })
-            }
+                match std::fs::read_to_string(file) {
+                    Ok(text) => {
+                        break Ok(GeneratedProgram {
+                            text,
+                            origin: file.display().to_string(),
+                            orange: None,
+                            file: Some(file.clone()),
+                        })
+                    }
+                    // A bad file is a rejected seed (a test in Latin-1), not a failure of ours.
+                    Err(e) => {
+                        state.metadata_or_insert_with(SeedProgress::default).rejected += 1;
+                        log::info!("seed `{}` rejected: unreadable: {e}", file.display());
+                    }
+                }
+            },
             ProgramSource::Csmith => {
                 let random_seed = state.rand_mut().next() >> 1;
                 let (text, origin) = maker
