@@ -124,11 +124,19 @@ impl Programs {
             .parse(&headers)
             .with_context(|| format!("stored seed {id} does not parse"))?;
         let valuation = self.store.valuation(id)?.unwrap_or_default();
-        let loaded = Arc::new(LoadedSeed {
+        Ok(self.insert(LoadedSeed {
             seed,
             program,
             valuation,
-        });
+        }))
+    }
+
+    /// Puts a seed parsed elsewhere (by the seed maker, which has just parsed it) in the
+    /// cache, so that its chain's first proposal does not parse it again.
+    pub fn insert(&self, loaded: LoadedSeed) -> Arc<LoadedSeed> {
+        let id = loaded.seed.id.clone();
+        let id = &id;
+        let loaded = Arc::new(loaded);
         let bytes = loaded.approximate_bytes();
         let mut guard = self.cache.lock().expect("cache lock");
         let cache = &mut *guard;
@@ -148,7 +156,7 @@ impl Programs {
             cache.order.push_back(id.clone());
         }
         cache.bytes += bytes;
-        Ok(loaded)
+        loaded
     }
 
     /// Drops a seed nothing will visit again.
@@ -221,6 +229,12 @@ mod tests {
         assert_eq!(after.0, 1);
         assert!(after.1 < held.1 && after.1 > 0, "{after:?} of {held:?}");
         assert_eq!(programs.cache.lock().unwrap().order, [ids[2].clone()]);
+        // A seed parsed elsewhere is served as it was put in, not parsed again.
+        let elsewhere = Programs::new(programs.store().clone(), usize::MAX)
+            .get(&ids[1])
+            .unwrap();
+        let put = programs.insert(Arc::try_unwrap(elsewhere).unwrap());
+        assert!(Arc::ptr_eq(&put, &programs.get(&ids[1]).unwrap()));
         // A seed larger than the whole budget is still served, alone.
         let tiny = Programs::new(programs.store().clone(), 1);
         tiny.get(&ids[3]).unwrap();

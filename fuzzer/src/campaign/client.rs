@@ -234,8 +234,9 @@ where
             (Some(*variants_per_seed), ProgramSource::Mixed(sources))
         }
     };
-    let maker =
-        SeedMaker::new(options.config.clone(), store.clone(), workdir.join("seeds")).map_err(anyhow_to_libafl)?;
+    let maker = SeedMaker::new(options.config.clone(), store.clone(), workdir.join("seeds"))
+        .map_err(anyhow_to_libafl)?
+        .with_parsed_seeds(programs.clone());
     let mut seeds = SeedGenerator {
         maker,
         programs: program_source,

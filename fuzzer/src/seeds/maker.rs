@@ -10,6 +10,7 @@ use crate::seeds::repair::{repair, Repaired};
 use crate::seeds::vetting::{guard_warnings, sanitize, vetting_clang, SanitizerReport};
 use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::model::Program;
+use ccfuzz_mutators::programs::{LoadedSeed, Programs};
 use ccfuzz_mutators::seed::{Seed, SeedId, SeedProfile, SeedStore};
 use ccfuzz_mutators::valuation::{Valuation, ValuationPlan, OUTPUT_FILE};
 use ccfuzz_observers::gcov::GcovReport;
@@ -19,6 +20,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Samples of valuation points tried before a seed goes without valuations.
@@ -129,6 +131,8 @@ pub struct SeedMaker {
     sanitizing_clang: Option<String>,
     /// Time spent making seeds, and the part of it the sanitizers took.
     pub timing: SeedTiming,
+    /// Where an accepted seed goes parsed, when a campaign's chains will use it.
+    parsed_seeds: Option<Arc<Programs>>,
 }
 
 /// Where the time of seed making goes.
@@ -172,7 +176,16 @@ impl SeedMaker {
             workdir,
             system_dirs,
             headers: HashMap::new(),
+            parsed_seeds: None,
         })
+    }
+
+    /// Puts every accepted seed, parsed, in this cache.
+    pub fn with_parsed_seeds(self, programs: Arc<Programs>) -> Self {
+        SeedMaker {
+            parsed_seeds: Some(programs),
+            ..self
+        }
     }
 
     pub fn store(&self) -> &SeedStore {
@@ -391,23 +404,39 @@ impl SeedMaker {
         };
         let seed = Seed::new(text, profile, stdout.clone());
         self.store.put(&seed)?;
-        match self.profile_valuation(&seed, &headers, dir.path())? {
-            Ok(valuation) => self.store.put_valuation(&seed.id, &valuation)?,
-            Err(reason) => log::warn!("seed {} has no valuation profile: {reason}", seed.id),
+        let (program, valuation) = self.profile_valuation(&seed, &headers, dir.path())?;
+        let valuation = match valuation {
+            Ok(valuation) => {
+                self.store.put_valuation(&seed.id, &valuation)?;
+                valuation
+            }
+            Err(reason) => {
+                log::warn!("seed {} has no valuation profile: {reason}", seed.id);
+                Valuation::default()
+            }
+        };
+        let id = seed.id.clone();
+        if let Some(programs) = &self.parsed_seeds {
+            programs.insert(LoadedSeed {
+                seed,
+                program,
+                valuation,
+            });
         }
-        Ok(Ok(seed.id))
+        Ok(Ok(id))
     }
 
     /// Runs the seed instrumented with valuation probes at sampled points (the sample is
     /// drawn from the seed's id, so it is the same every time). A sample that a compiler does
     /// not take gives way to another: pcc rejects some probed programs with a bogus syntax
     /// error in a system header, and a seed without valuations is lost to Hermes.
+    /// Returns the parsed seed too.
     fn profile_valuation(
         &self,
         seed: &Seed,
         headers: &str,
         dir: &Path,
-    ) -> Result<std::result::Result<Valuation, String>> {
+    ) -> Result<(Program, std::result::Result<Valuation, String>)> {
         let program = seed
             .parse(headers)
             .map_err(|e| anyhow::anyhow!("stored seed does not parse: {e}"))?;
@@ -416,11 +445,11 @@ impl SeedMaker {
         for _ in 0..VALUATION_SAMPLES {
             let plan = ValuationPlan::sample(&program, self.config.p_profile, &mut rand);
             match self.run_valuation_plan(seed, &program, &plan, dir)? {
-                Ok(valuation) => return Ok(Ok(valuation)),
+                Ok(valuation) => return Ok((program, Ok(valuation))),
                 Err(reason) => failure = reason,
             }
         }
-        Ok(Err(failure))
+        Ok((program, Err(failure)))
     }
 
     fn run_valuation_plan(
