@@ -297,6 +297,26 @@ mod tests {
         }
     }
 
+    /// GCC's torture test 20020503-1: `buf`'s elements were never written, and Hermes built an
+    /// always-true guard on `buf[0]` that clang 22 -O2 was free to make false.
+    #[test]
+    fn the_elements_an_array_parameter_points_to_are_not_readable() {
+        let text = "char *f (long i, char buf[128])\n{\n  char *p = buf + 127;\n  *p = 0;\n  return p;\n}\n";
+        let counts = (1..=6).map(|l| (l, 1)).collect();
+        let program = Program::parse_parts(text, "", 0, &counts).unwrap();
+        let at_return = program
+            .statements
+            .iter()
+            .position(|s| s.kind == StmtKind::Return)
+            .unwrap();
+        let readables: Vec<String> = program
+            .readables(at_return as StmtId)
+            .into_iter()
+            .map(|r| r.expr)
+            .collect();
+        assert_eq!(readables, ["i"]);
+    }
+
     #[test]
     fn merged_profiles_hold_the_values_of_both_runs() {
         let mut gcc = Valuation {

@@ -95,6 +95,12 @@ impl Builder<'_> {
 
     pub(super) fn add_variable(&mut self, scope: ScopeId, base: &BaseType, declarator: &Declarator, global: bool) {
         let (name, ty) = self.declarator_type(base.ty.clone(), declarator);
+        // A parameter declared as an array is a pointer (C11 6.7.6.3p7): the elements it
+        // points to need not be initialized, and its size is a pointer's.
+        let ty = match ty {
+            CType::Array(element, _) => CType::Pointer(element),
+            ty => ty,
+        };
         if let Some(name) = name {
             if ty != CType::Function {
                 let var = Variable {
