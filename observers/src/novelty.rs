@@ -2,7 +2,7 @@
 //! entries (edges or gcov lines) and novel optimization counters. The MCMC energy and the
 //! reports read these; the map feedbacks decide what enters the corpus.
 
-use crate::counters::{CounterMapObserver, CounterNamesObserver, Counters};
+use crate::counters::{slot, CounterMapObserver, CounterNamesObserver, Counters};
 use crate::coverage::CoverageObserver;
 use libafl::corpus::Testcase;
 use libafl::executors::ExitKind;
@@ -55,10 +55,11 @@ pub struct Novelty {
 }
 impl_serdeany!(Novelty);
 
-/// The named optimization counters of the compilation that added a testcase.
+/// The optimization counters that the compilation adding a testcase set first, with their
+/// values: what it added (all of its counters would be kilobytes per corpus entry).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct CounterNames(pub Counters);
-impl_serdeany!(CounterNames);
+pub struct NewCounters(pub Counters);
+impl_serdeany!(NewCounters);
 
 /// A feedback that never keeps anything itself: it measures [`Novelty`] on every execution
 /// (state metadata `Novelty`), and attaches it and the counter names to new testcases. Put it
@@ -68,6 +69,7 @@ pub struct NoveltyFeedback {
     counters: Handle<CounterMapObserver>,
     names: Handle<CounterNamesObserver>,
     last: Novelty,
+    last_new_counters: Counters,
 }
 
 impl NoveltyFeedback {
@@ -77,6 +79,7 @@ impl NoveltyFeedback {
             counters: counters.handle(),
             names: names.handle(),
             last: Novelty::default(),
+            last_new_counters: Counters::default(),
         }
     }
 }
@@ -118,6 +121,17 @@ where
             coverage: coverage.count_bytes() as usize,
             counters: names.counters.len(),
         };
+        let history = state
+            .named_metadata_map()
+            .get::<MapFeedbackMetadata<u8>>(counters.name())
+            .map(|m| &m.history_map[..])
+            .unwrap_or(&[]);
+        self.last_new_counters = names
+            .counters
+            .iter()
+            .filter(|(name, value)| **value > 0 && history.get(slot(name, counters.len())).copied().unwrap_or(0) == 0)
+            .map(|(name, value)| (name.clone(), *value))
+            .collect();
         *state.metadata_or_insert_with(Novelty::default) = self.last;
         Ok(false)
     }
@@ -126,14 +140,12 @@ where
         &mut self,
         _state: &mut S,
         _mgr: &mut EM,
-        observers: &OT,
+        _observers: &OT,
         testcase: &mut Testcase<I>,
     ) -> Result<(), Error> {
         testcase.add_metadata(self.last);
-        if let Some(names) = observers.get(&self.names) {
-            if !names.counters.is_empty() {
-                testcase.add_metadata(CounterNames(names.counters.clone()));
-            }
+        if !self.last_new_counters.is_empty() {
+            testcase.add_metadata(NewCounters(std::mem::take(&mut self.last_new_counters)));
         }
         Ok(())
     }
