@@ -7,7 +7,7 @@ use crate::ctype::CType;
 use crate::model::{Program, Statement, StmtId, StmtKind, Variable};
 use crate::seed_id::SeedId;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 mod identifiers;
 
@@ -16,8 +16,11 @@ use identifiers::{identifiers, IdentRole};
 
 /// Statements longer than this are not pooled: Athena inserts statements and small blocks.
 const MAX_ENTRY_BYTES: usize = 600;
-/// A pool this large is representative; more entries only slow down candidate counting.
-const MAX_POOL_ENTRIES: usize = 20_000;
+/// A pool this large is representative; more entries only slow down candidate counting. A full
+/// pool makes room for a new seed's statements by dropping its oldest ones: a campaign's pool
+/// follows its latest seeds, and at a kilobyte or more an entry (20,000 of them were tens of
+/// megabytes per client) its memory stops growing after a few csmith seeds.
+const MAX_POOL_ENTRIES: usize = 5_000;
 
 /// The control-flow shape of a statement: its kind and the shapes of its children.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -70,33 +73,60 @@ pub struct PoolEntry {
     pub needs_loop: bool,
     pub needs_break_target: bool,
     pub shape: Shape,
+    text_hash: u64,
 }
 
-/// The pool of every seed added so far, without duplicate texts.
-#[derive(Debug, Default)]
+fn hash_text(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The pool of the seeds added so far, the oldest entries first, without duplicate texts.
+#[derive(Debug)]
 pub struct Pool {
-    pub entries: Vec<PoolEntry>,
+    pub entries: VecDeque<PoolEntry>,
     seeds: HashSet<SeedId>,
-    texts: HashSet<String>,
+    /// Hashes of the entries' texts.
+    texts: HashSet<u64>,
+    capacity: usize,
+}
+
+impl Default for Pool {
+    fn default() -> Self {
+        Pool::with_capacity(MAX_POOL_ENTRIES)
+    }
 }
 
 impl Pool {
+    fn with_capacity(capacity: usize) -> Self {
+        Pool {
+            entries: VecDeque::new(),
+            seeds: HashSet::new(),
+            texts: HashSet::new(),
+            capacity,
+        }
+    }
+
     /// Adds the statements of a seed, once per seed.
     pub fn add_seed(&mut self, origin: &SeedId, program: &Program) {
         if !self.seeds.insert(origin.clone()) {
             return;
         }
         for stmt in &program.statements {
-            if self.entries.len() >= MAX_POOL_ENTRIES {
-                return;
-            }
-            let text = program.source_of(stmt.id);
-            if self.texts.contains(text) {
+            let text_hash = hash_text(program.source_of(stmt.id));
+            if self.texts.contains(&text_hash) {
                 continue;
             }
-            if let Some(entry) = extract(program, origin, stmt) {
-                self.texts.insert(text.to_string());
-                self.entries.push(entry);
+            if let Some(entry) = extract(program, origin, stmt, text_hash) {
+                if self.entries.len() >= self.capacity {
+                    if let Some(oldest) = self.entries.pop_front() {
+                        self.texts.remove(&oldest.text_hash);
+                    }
+                }
+                self.texts.insert(text_hash);
+                self.entries.push_back(entry);
             }
         }
     }
@@ -239,7 +269,7 @@ enum Declared {
 /// The pool entry for a statement, or `None` when it cannot be transplanted: labels, `goto`,
 /// `return`, inline assembly, function bodies, empty statements, long statements, and blocks
 /// whose inner declarations shadow a variable they also use from outside.
-fn extract(program: &Program, origin: &SeedId, stmt: &Statement) -> Option<PoolEntry> {
+fn extract(program: &Program, origin: &SeedId, stmt: &Statement, text_hash: u64) -> Option<PoolEntry> {
     if stmt.function_body || stmt.contains_label {
         return None;
     }
@@ -324,6 +354,7 @@ fn extract(program: &Program, origin: &SeedId, stmt: &Statement) -> Option<PoolE
         needs_loop,
         needs_break_target,
         shape: Shape::of(program, stmt.id),
+        text_hash,
     })
 }
 
@@ -372,6 +403,29 @@ mod tests {
             .iter()
             .map(|c| c.instantiate(&vec![0; c.choices.len()]))
             .collect()
+    }
+
+    #[test]
+    fn a_full_pool_drops_its_oldest_entries_for_a_new_seed() {
+        let statements = |name: &str| -> String {
+            let body: String = (0..4).map(|i| format!("{name} = {name} + {i}; ")).collect();
+            format!("int {name}; void f_{name}(void) {{ {body}}}")
+        };
+        let (old, new) = (program(&statements("a")), program(&statements("b")));
+        let mut pool = Pool::with_capacity(6);
+        pool.add_seed(&SeedId::of_text(&old.text), &old);
+        assert_eq!(pool.entries.len(), 4);
+        pool.add_seed(&SeedId::of_text(&new.text), &new);
+        let texts: Vec<String> = pool.entries.iter().map(|e| e.origin.0.clone()).collect();
+        assert_eq!(pool.entries.len(), 6, "{texts:?}");
+        let from_new = pool
+            .entries
+            .iter()
+            .filter(|e| e.origin == SeedId::of_text(&new.text))
+            .count();
+        assert_eq!(from_new, 4);
+        // A dropped statement's text may come back with a later seed.
+        assert_eq!(pool.texts.len(), 6);
     }
 
     #[test]
