@@ -86,6 +86,8 @@ pub struct Programs {
     store: SeedStore,
     budget_bytes: usize,
     cache: Mutex<Cache>,
+    /// Seeds parsed so far (cache misses): a parse takes tens of megabytes for a moment.
+    parses: std::sync::atomic::AtomicU64,
 }
 
 impl Programs {
@@ -96,7 +98,13 @@ impl Programs {
             store,
             budget_bytes,
             cache: Mutex::new(Cache::default()),
+            parses: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// Seeds this cache has parsed.
+    pub fn parses(&self) -> u64 {
+        self.parses.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Seeds held and their estimated bytes.
@@ -118,6 +126,7 @@ impl Programs {
                 return Ok(loaded);
             }
         }
+        self.parses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let seed = self.store.load(id)?;
         let headers = self.store.headers(&seed.profile.headers)?;
         let program = seed

@@ -281,6 +281,7 @@ where
     let mut last_stats = std::time::Instant::now();
     // Rounds in a row in which no mutator could change its input (every seed fully live).
     let mut idle_rounds = 0u32;
+    let mut parses_trimmed = programs.parses();
     loop {
         let out_of_time = deadline.is_some_and(|d| now_secs() >= d);
         let out_of_iterations = options.iterations.is_some_and(|n| *state.executions() >= n);
@@ -342,6 +343,11 @@ where
         // its variants, until making seeds is back within its share of the client's time.
         let seed_share = seeds.maker.timing.total.as_secs_f64() / started.elapsed().as_secs_f64().max(1e-3);
         let due = |n: u64| n == 0 || (executions >= last_seed_at + n && seed_share <= options.max_seed_share);
+        // A variant of a seed not in the cache (another core's, a retired chain's) parsed it.
+        if programs.parses() != parses_trimmed {
+            parses_trimmed = programs.parses();
+            return_freed_memory();
+        }
         if variants_per_seed.is_some_and(|n| due(n) || idle_rounds >= STALLED_ROUNDS) {
             last_seed_at = executions;
             match seeds.generate(&mut state) {
