@@ -2,7 +2,7 @@
 //! seeds (stored, generated or received), and its loop until the deadline or a stop request.
 
 use crate::campaign::options::{
-    CampaignOptions, CampaignState, MixedSource, SeedSource, CORPUS_CACHE, ROTATING_SEED_CACHE_BYTES, SEED_CACHE_BYTES,
+    CampaignOptions, CampaignState, MixedSource, SeedSource, CORPUS_CACHE, SEED_CACHE_BYTES,
 };
 use crate::campaign::progress::{report_chains, report_observed};
 use crate::campaign::report::{write_client_report, ClientFigures};
@@ -105,17 +105,7 @@ where
     // Instead of the restarting manager's handler, which exits on the spot.
     shutdown::handle_stop_signals().map_err(anyhow_to_libafl)?;
     let store = options.store().map_err(anyhow_to_libafl)?;
-    // Seeds that keep coming take turns in a bounded rotation; a fixed set all take turns.
-    let rotation = match options.seeds {
-        SeedSource::Directory(_) => None,
-        _ => Some(options.mcmc.active_chains),
-    };
-    let cache_bytes = if rotation.is_some() {
-        ROTATING_SEED_CACHE_BYTES
-    } else {
-        SEED_CACHE_BYTES
-    };
-    let programs = Arc::new(Programs::new(store.clone(), cache_bytes));
+    let programs = Arc::new(Programs::new(store.clone(), SEED_CACHE_BYTES));
     let workdir = options.scratch().join(format!("client-{}", desc.id()));
     // A client restarted after a crash finds the scratch of the execution it crashed in.
     let _ = std::fs::remove_dir_all(&workdir);
@@ -175,6 +165,11 @@ where
         }
     }
 
+    // Seeds that keep coming take turns in a bounded rotation; a fixed set all take turns.
+    let rotation = match options.seeds {
+        SeedSource::Directory(_) => None,
+        _ => Some(options.mcmc.active_chains),
+    };
     let scheduler = McmcScheduler::new(options.mcmc.proposals_per_turn, rotation, programs.clone());
     let chains_file = options
         .out

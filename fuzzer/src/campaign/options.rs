@@ -27,12 +27,6 @@ pub const CORPUS_CACHE: usize = 512;
 /// once per turn whatever its size, a parse of 0.25 to 0.5 s for a csmith seed.
 pub const SEED_CACHE_BYTES: usize = 16 << 20;
 
-/// The same with generated seeds, whose chains take turns in a bounded rotation: room for the
-/// rotation's seeds and a few more. Variants of other seeds (another core's, a retired chain's)
-/// still load theirs now and then, and with the larger budget they filled it: 15 and 19 seeds,
-/// 15 and 17 MB by the estimate, in the clients of a 70-minute csmith campaign.
-pub const ROTATING_SEED_CACHE_BYTES: usize = 6 << 20;
-
 /// Where seeds come from.
 #[derive(Clone, Debug)]
 pub enum SeedSource {
