@@ -119,12 +119,13 @@ fn scratch_does_not_grow_with_executions() {
     let out = dir.path().join("out");
     let config = write_config(dir.path(), &["tcc"], 60.0);
     let log = dir.path().join("log");
-    // csmith seeds: every 10 executions a seed is generated, profiled and vetted in tmp/ too.
+    // csmith seeds: every 25 executions a seed is generated, profiled and vetted in tmp/ too.
+    // Six seeds take most of the run's time (sanitizer builds, profiles under every family).
     let mut campaign = {
         let mut command = fuzz_on_one_core(&out, &config);
         command
             .current_dir(dir.path())
-            .args(["--variants-per-seed", "10", "--iterations", "150"])
+            .args(["--variants-per-seed", "25", "--iterations", "150"])
             .stdout(std::fs::File::create(&log).unwrap())
             .stderr(Stdio::null())
             .process_group(0);
@@ -141,9 +142,10 @@ fn scratch_does_not_grow_with_executions() {
         } else {
             late = late.max(entries);
         }
-        if start_time.elapsed() > Duration::from_secs(150) {
+        // A guard against a hang, not a measure of speed: CI's cores are shared with another test.
+        if start_time.elapsed() > Duration::from_secs(420) {
             let _ = killpg(Pid::from_raw(campaign.id() as i32), Signal::SIGKILL);
-            panic!("the campaign did not finish");
+            panic!("the campaign did not finish in 420 s");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
