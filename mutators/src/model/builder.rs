@@ -6,7 +6,7 @@ use crate::ctype::CType;
 use lang_c::ast::{DerivedDeclarator, ExternalDeclaration};
 use lang_c::driver::{parse_preprocessed, Config, Flavor};
 use lang_c::span::Node;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 mod declarations;
 mod gnu;
@@ -65,6 +65,8 @@ pub(super) fn parse(
         text,
         parse_text: &parse_text,
         functions: BTreeMap::new(),
+        library_definitions: Vec::new(),
+        header_functions: HashSet::new(),
         shift: include_block_len as isize - headers.len() as isize,
         header_len: headers.len(),
         insertions,
@@ -91,6 +93,7 @@ pub(super) fn parse(
         roots: builder.roots,
         records: builder.records,
         functions: builder.functions,
+        library_definitions: builder.library_definitions,
         typedefs: builder.typedefs.into_iter().collect(),
     })
 }
@@ -99,6 +102,9 @@ struct Builder<'a> {
     text: &'a str,
     parse_text: &'a str,
     functions: BTreeMap<String, FunctionDecl>,
+    library_definitions: Vec<String>,
+    /// Functions declared in the system headers' expansion.
+    header_functions: HashSet<String>,
     /// Added to a parse-text offset to get a seed-text offset.
     shift: isize,
     header_len: usize,
@@ -148,6 +154,9 @@ impl<'a> Builder<'a> {
                     if let (Some(name), CType::Function) =
                         self.declarator_type(CType::Other, &init.node.declarator.node)
                     {
+                        if decl.span.start < self.header_len {
+                            self.header_functions.insert(name.clone());
+                        }
                         self.functions.entry(name).or_insert_with(|| decl_of.clone());
                     }
                 }
@@ -160,6 +169,9 @@ impl<'a> Builder<'a> {
                         signature: normalize_space(self.source(node.span.start, def.statement.span.start)),
                         offset: self.seed_offset(node.span.start),
                     };
+                    if self.header_functions.contains(&name) && node.span.start >= self.header_len {
+                        self.library_definitions.push(name.clone());
+                    }
                     self.functions.entry(name).or_insert(decl_of);
                 }
                 let params = self.new_scope_at(0, self.scopes[0].vars.len());
