@@ -80,6 +80,24 @@ pub enum Execution {
     Unknown,
 }
 
+impl Execution {
+    /// What gcov's counts by line say about the statement on `lines` (first and last).
+    pub fn of_lines(lines: (u32, u32), line_counts: &BTreeMap<u32, u64>) -> Execution {
+        let mut seen = false;
+        for (_, &count) in line_counts.range(lines.0..=lines.1) {
+            if count > 0 {
+                return Execution::Executed;
+            }
+            seen = true;
+        }
+        if seen {
+            Execution::NotExecuted
+        } else {
+            Execution::Unknown
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum StmtKind {
     Compound,
@@ -207,6 +225,10 @@ pub struct Program {
     pub records: BTreeMap<String, Vec<Field>>,
     /// Declared functions, by name (the header expansion included).
     pub functions: BTreeMap<String, FunctionDecl>,
+    /// Functions the program defines that its system headers declare: the C library's own
+    /// names, reserved to the implementation (C11 7.1.3). A compiler may replace a call to one
+    /// by its builtin, so the program means different things to different compilers.
+    pub library_definitions: Vec<String>,
     pub typedefs: BTreeMap<String, CType>,
 }
 
@@ -220,6 +242,15 @@ impl Program {
         line_counts: &BTreeMap<u32, u64>,
     ) -> Result<Program, ParseError> {
         builder::parse(text, headers, include_block_len, line_counts)
+    }
+
+    /// The same program under another profile: what ran is all that gcov's counts change, so a
+    /// program parsed before it was profiled need not be parsed again.
+    pub fn with_line_counts(mut self, line_counts: &BTreeMap<u32, u64>) -> Program {
+        for statement in &mut self.statements {
+            statement.execution = Execution::of_lines(statement.lines, line_counts);
+        }
+        self
     }
 
     pub fn statement(&self, id: StmtId) -> &Statement {
@@ -275,6 +306,32 @@ mod tests {
         assert_eq!(ty("e").ty, CType::Array(Box::new(row), Some(5)));
         assert_eq!(ty("d").ty, CType::Int(IntKind::Short));
         assert!(ty("d").is_const);
+    }
+
+    #[test]
+    fn counts_given_after_the_parse_mark_the_statements_as_a_parse_with_them_does() {
+        let text = "int f(int p) {\n  int x = 1;\n  if (p)\n  {\n    x = 2;\n  }\n  return x;\n}\n";
+        let counts = [(2, 1), (3, 1), (5, 0), (7, 1)];
+        let at_parse = parse(text, &counts);
+        let after = parse(text, &[]).with_line_counts(&counts.iter().copied().collect());
+        let executions = |p: &Program| p.statements.iter().map(|s| s.execution).collect::<Vec<_>>();
+        assert_eq!(executions(&after), executions(&at_parse));
+        assert!(executions(&after).contains(&Execution::NotExecuted));
+        assert!(executions(&after).contains(&Execution::Executed));
+    }
+
+    #[test]
+    fn a_definition_of_a_function_its_headers_declare_is_a_library_definition() {
+        let include = "#include <stdlib.h>\n";
+        let headers = "long long llabs(long long);\nvoid abort(void);\n";
+        let body = "static int twice(int x);\nlong long llabs(long long x) { return x < 0 ? -x : x; }\n\
+                    static int twice(int x) { return 2 * x; }\nint main(void) { return twice(llabs(-1)) - 2; }\n";
+        let text = format!("{include}{body}");
+        let p = Program::parse_parts(&text, headers, include.len(), &BTreeMap::new()).unwrap();
+        assert_eq!(p.library_definitions, ["llabs"]);
+        // Without the header the same definitions are the program's own.
+        let p = parse(&format!("long long llabs(long long);\n{body}"), &[]);
+        assert!(p.library_definitions.is_empty());
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub enum Rejection {
     Unexpected(String),
     /// The triage guard's warnings reject the seed: every finding of it would be rejected.
     GuardWarnings(String),
+    /// The program defines functions of the C library that it includes (reserved names).
+    DefinesLibraryFunctions(Vec<String>),
 }
 
 impl Rejection {
@@ -61,6 +63,7 @@ impl Rejection {
             Rejection::Sanitizer(report) => report.sanitizer,
             Rejection::Unexpected(_) => "unexpected output",
             Rejection::GuardWarnings(_) => "guard warnings",
+            Rejection::DefinesLibraryFunctions(_) => "defines library functions",
         }
     }
 }
@@ -86,6 +89,11 @@ impl fmt::Display for Rejection {
             Rejection::Sanitizer(report) => {
                 write!(f, "{} ({}): {}", report.meaning, report.sanitizer, report.detail)
             }
+            Rejection::DefinesLibraryFunctions(names) => write!(
+                f,
+                "defines {}, reserved to the C library it includes (C11 7.1.3): a compiler may call its own",
+                names.join(", ")
+            ),
         }
     }
 }
@@ -348,9 +356,13 @@ impl SeedMaker {
         };
         let text = format!("{}{}", normalized.includes, normalized.body);
         let include_block_len = normalized.includes.len();
-        if let Err(e) = Program::parse_parts(&text, &headers, include_block_len, &BTreeMap::new()) {
-            return Ok(Err(Rejection::Parse(e.to_string())));
-        }
+        let unprofiled = match Program::parse_parts(&text, &headers, include_block_len, &BTreeMap::new()) {
+            Err(e) => return Ok(Err(Rejection::Parse(e.to_string()))),
+            Ok(program) if !program.library_definitions.is_empty() => {
+                return Ok(Err(Rejection::DefinesLibraryFunctions(program.library_definitions)))
+            }
+            Ok(program) => program,
+        };
         let Profiled {
             line_counts,
             reference,
@@ -444,7 +456,8 @@ impl SeedMaker {
         };
         let seed = Seed::new(text, profile, stdout.clone());
         self.store.put(&seed)?;
-        let (program, valuation) = self.profile_valuation(&seed, &headers, dir.path())?;
+        let program = unprofiled.with_line_counts(&seed.profile.line_counts);
+        let valuation = self.profile_valuation(&seed, &program, dir.path())?;
         let valuation = match valuation {
             Ok(valuation) => {
                 self.store.put_valuation(&seed.id, &valuation)?;
@@ -470,26 +483,22 @@ impl SeedMaker {
     /// drawn from the seed's id, so it is the same every time). A sample that a compiler does
     /// not take gives way to another: pcc rejects some probed programs with a bogus syntax
     /// error in a system header, and a seed without valuations is lost to Hermes.
-    /// Returns the parsed seed too.
     fn profile_valuation(
         &self,
         seed: &Seed,
-        headers: &str,
+        program: &Program,
         dir: &Path,
-    ) -> Result<(Program, std::result::Result<Valuation, String>)> {
-        let program = seed
-            .parse(headers)
-            .map_err(|e| anyhow::anyhow!("stored seed does not parse: {e}"))?;
+    ) -> Result<std::result::Result<Valuation, String>> {
         let mut rand = StdRand::with_seed(u64::from_str_radix(&seed.id.0[..16], 16).unwrap_or(0));
         let mut failure = String::new();
         for _ in 0..VALUATION_SAMPLES {
-            let plan = ValuationPlan::sample(&program, self.config.p_profile, &mut rand);
-            match self.run_valuation_plan(seed, &program, &plan, dir)? {
-                Ok(valuation) => return Ok((program, Ok(valuation))),
+            let plan = ValuationPlan::sample(program, self.config.p_profile, &mut rand);
+            match self.run_valuation_plan(seed, program, &plan, dir)? {
+                Ok(valuation) => return Ok(Ok(valuation)),
                 Err(reason) => failure = reason,
             }
         }
-        Ok((program, Err(failure)))
+        Ok(Err(failure))
     }
 
     fn run_valuation_plan(

@@ -8,21 +8,6 @@ use lang_c::ast::{BlockItem, ForInitializer, Label, Statement as AstStatement};
 use lang_c::span::Node;
 
 impl Builder<'_> {
-    pub(super) fn execution(&self, lines: (u32, u32)) -> Execution {
-        let mut seen = false;
-        for (_, &count) in self.line_counts.range(lines.0..=lines.1) {
-            if count > 0 {
-                return Execution::Executed;
-            }
-            seen = true;
-        }
-        if seen {
-            Execution::NotExecuted
-        } else {
-            Execution::Unknown
-        }
-    }
-
     pub(super) fn statement(&mut self, node: &Node<AstStatement>, ctx: Context, visible: usize) -> StmtId {
         let start = self.seed_offset(node.span.start);
         let end = self.seed_offset(node.span.end);
@@ -64,7 +49,7 @@ impl Builder<'_> {
             parent: ctx.parent,
             children: Vec::new(),
             depth: ctx.depth,
-            execution: self.execution(lines),
+            execution: Execution::of_lines(lines, self.line_counts),
             function_body: false,
             contains_label: false,
             ends_function: false,
