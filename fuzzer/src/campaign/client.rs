@@ -7,7 +7,7 @@ use crate::campaign::options::{
 use crate::campaign::progress::{report_chains, report_observed};
 use crate::campaign::report::{write_client_report, ClientFigures};
 use crate::campaign::resume::reload_corpus;
-use crate::exec::executor::ExecutionObservers;
+use crate::exec::executor::{ExecutionObservers, ExecutorTotals};
 use crate::exec::repeats::{RepeatedTextFilter, REMEMBERED_TEXTS};
 use crate::judge::new_seed::{NewSeedFeedback, SeedsInCorpus};
 use crate::judge::objective::FindingsObjective;
@@ -15,7 +15,7 @@ use crate::judge::validity::ValidVariant;
 use crate::mcmc::{restore_chains, save_chains, AcceptanceFeedback, ChainMutator, McmcChains, McmcScheduler};
 use crate::ops::shutdown;
 use crate::seeds::generator::{ProgramSource, SeedGenerator};
-use crate::seeds::SeedMaker;
+use crate::seeds::{SeedMaker, SeedTiming};
 use anyhow::Result;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
@@ -274,6 +274,13 @@ where
     );
     let mut stages = tuple_list!(proposals);
     let mut last_stats = std::time::Instant::now();
+    let mut last_report = std::time::Instant::now();
+    let reports = ReportWriter {
+        out: &options.out,
+        id: desc.id(),
+        observed_maps: &observed_maps,
+        started,
+    };
     // Rounds in a row in which no mutator could change its input (every seed fully live).
     let mut idle_rounds = 0u32;
     let mut parses_trimmed = programs.parses();
@@ -282,15 +289,6 @@ where
         let out_of_iterations = options.iterations.is_some_and(|n| *state.executions() >= n);
         if out_of_time || out_of_iterations || shutdown::requested() {
             mgr.report_progress(&mut state)?;
-            let covered = observed_maps
-                .iter()
-                .map(|(map, stat)| {
-                    (
-                        stat.clone(),
-                        ccfuzz_observers::novelty::covered_entries(&state, map) as u64,
-                    )
-                })
-                .collect();
             log::info!(
                 "client {}: seed making took {:.0} s of {:.0} s: {}",
                 desc.id(),
@@ -298,16 +296,7 @@ where
                 started.elapsed().as_secs_f64(),
                 seeds.maker.timing.describe()
             );
-            let figures = ClientFigures {
-                totals: &executor.totals,
-                covered,
-                seed_timing: &seeds.maker.timing,
-                wall: started.elapsed(),
-                seed_cache: programs.held(),
-            };
-            if let Err(e) = write_client_report(&options.out, desc.id(), &state, figures) {
-                log::warn!("cannot write the report of client {}: {e}", desc.id());
-            }
+            reports.write(&state, &executor.totals, &seeds.maker.timing, &programs);
             if let Ok(chains) = state.metadata::<McmcChains>() {
                 if let Err(e) = save_chains(chains, &chains_file) {
                     log::warn!("cannot save the chains to {}: {e}", chains_file.display());
@@ -384,6 +373,45 @@ where
                 }
             }
             report_observed(&mut state, &mut mgr, &observed_maps)?;
+        }
+        // The report is kept current so that a long campaign's memory and progress can be
+        // followed from outside.
+        if last_report.elapsed() >= Duration::from_secs(60) {
+            last_report = std::time::Instant::now();
+            reports.write(&state, &executor.totals, &seeds.maker.timing, &programs);
+        }
+    }
+}
+
+/// Writes the client's report from what its loop holds besides its state.
+struct ReportWriter<'a> {
+    out: &'a std::path::Path,
+    id: usize,
+    observed_maps: &'a [(String, String)],
+    started: std::time::Instant,
+}
+
+impl ReportWriter<'_> {
+    fn write(&self, state: &CampaignState, totals: &ExecutorTotals, seed_timing: &SeedTiming, programs: &Programs) {
+        let covered = self
+            .observed_maps
+            .iter()
+            .map(|(map, stat)| {
+                (
+                    stat.clone(),
+                    ccfuzz_observers::novelty::covered_entries(state, map) as u64,
+                )
+            })
+            .collect();
+        let figures = ClientFigures {
+            totals,
+            covered,
+            seed_timing,
+            wall: self.started.elapsed(),
+            seed_cache: programs.held(),
+        };
+        if let Err(e) = write_client_report(self.out, self.id, state, figures) {
+            log::warn!("cannot write the report of client {}: {e}", self.id);
         }
     }
 }

@@ -1,5 +1,6 @@
-//! What a client did, written to `clients/client-N.json` when it stops: executions, CPU, corpus,
-//! MCMC figures, what the corpus covers inside the compilers and every optimization counter.
+//! What a client did, written to `clients/client-N.json` every minute and when it stops:
+//! executions, CPU, memory, corpus, MCMC figures, what the corpus covers inside the compilers
+//! and every optimization counter.
 
 use crate::campaign::options::CampaignState;
 use crate::exec::executor::ExecutorTotals;
@@ -16,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// What a client did, written to `clients/client-N.json` when it stops.
+/// What a client did, written to `clients/client-N.json` every minute and when it stops.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ClientReport {
     pub executions: u64,
@@ -52,9 +53,12 @@ pub struct ClientReport {
     /// Proposals not run because their text had already run.
     #[serde(default)]
     pub repeated_texts: u64,
-    /// The client's resident memory when it stopped.
+    /// The client's resident memory when the report was written.
     #[serde(default)]
     pub rss_bytes: u64,
+    /// Where that memory is: what tells a leak from a heap that holds freed pages.
+    #[serde(default)]
+    pub memory: MemoryReport,
     /// Parsed seeds the client held in memory when it stopped, and their estimated bytes.
     #[serde(default)]
     pub seed_cache: (usize, usize),
@@ -70,6 +74,46 @@ pub fn resident_bytes(process: &str) -> u64 {
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     pages * page.max(0) as u64
+}
+
+/// A process's resident memory by kind, and its malloc heap: bytes in use by live allocations
+/// and bytes free inside the heap that glibc has not handed back.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct MemoryReport {
+    pub anonymous_bytes: u64,
+    pub shared_memory_bytes: u64,
+    pub file_bytes: u64,
+    pub heap_in_use_bytes: u64,
+    pub heap_free_bytes: u64,
+}
+
+impl MemoryReport {
+    pub fn of_this_process() -> Self {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let kilobytes = |field: &str| {
+            status
+                .lines()
+                .find_map(|line| {
+                    line.strip_prefix(field)?
+                        .trim()
+                        .strip_suffix("kB")?
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                })
+                .unwrap_or(0)
+                * 1024
+        };
+        // SAFETY: mallinfo2 only reads glibc's allocator statistics.
+        let heap = unsafe { libc::mallinfo2() };
+        MemoryReport {
+            anonymous_bytes: kilobytes("RssAnon:"),
+            shared_memory_bytes: kilobytes("RssShmem:"),
+            file_bytes: kilobytes("RssFile:"),
+            heap_in_use_bytes: (heap.uordblks + heap.hblkhd) as u64,
+            heap_free_bytes: heap.fordblks as u64,
+        }
+    }
 }
 
 /// The client's seed making: candidate programs profiled and vetted, and where the time went.
@@ -151,6 +195,7 @@ pub fn write_client_report(
         reference_runs: figures.totals.reference_runs,
         repeated_texts: state.metadata::<RepeatedTexts>().map_or(0, |r| r.0),
         rss_bytes: resident_bytes("self"),
+        memory: MemoryReport::of_this_process(),
         seed_cache: figures.seed_cache,
     };
     let dir = out.join("clients");

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Memory and disk of a running campaign over time, for #16's flat-memory criterion.
+
+    tests/studies/memory_series.py OUT [--every SECONDS] [--until-gone]
+    tests/studies/memory_series.py OUT --summary
+
+Every SECONDS (default 60) it appends one row per client to OUT/memory.csv, read from the
+client reports that the clients rewrite every minute (OUT/clients/client-N.json): resident
+memory by kind, the malloc heap's bytes in use and free, the seed cache, the corpus entries and
+the output directory's bytes. It stops when no report changed for 5 minutes (--until-gone) or
+when killed. --summary prints, per client, the lowest RSS of each 10-minute window (a window's
+minimum is what the client holds; single samples also catch a seed parse in flight) and the
+ratio of the last window to the one that ends at 10 minutes.
+"""
+import csv
+import glob
+import json
+import os
+import sys
+import time
+
+FIELDS = ["seconds", "client", "executions", "corpus", "rss", "anonymous", "shared_memory", "file",
+          "heap_in_use", "heap_free", "seed_cache_seeds", "seed_cache_bytes", "out_bytes"]
+
+
+def directory_bytes(path):
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def sample(out, started):
+    rows = []
+    out_bytes = directory_bytes(out)
+    for path in sorted(glob.glob(os.path.join(out, "clients", "client-*.json"))):
+        try:
+            report = json.load(open(path))
+        except (OSError, ValueError):
+            continue
+        memory = report.get("memory", {})
+        cache = report.get("seed_cache", [0, 0])
+        rows.append({
+            "seconds": round(time.time() - started),
+            "client": os.path.basename(path)[len("client-"):-len(".json")],
+            "executions": report["executions"],
+            "corpus": report["corpus"],
+            "rss": report.get("rss_bytes", 0),
+            "anonymous": memory.get("anonymous_bytes", 0),
+            "shared_memory": memory.get("shared_memory_bytes", 0),
+            "file": memory.get("file_bytes", 0),
+            "heap_in_use": memory.get("heap_in_use_bytes", 0),
+            "heap_free": memory.get("heap_free_bytes", 0),
+            "seed_cache_seeds": cache[0],
+            "seed_cache_bytes": cache[1],
+            "out_bytes": out_bytes,
+        })
+    return rows
+
+
+def record(out, every, until_gone):
+    path = os.path.join(out, "memory.csv")
+    new = not os.path.exists(path)
+    started = time.time()
+    last_change = time.time()
+    last_seen = None
+    with open(path, "a", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=FIELDS)
+        if new:
+            writer.writeheader()
+        while True:
+            rows = sample(out, started)
+            seen = [(r["client"], r["executions"], r["rss"]) for r in rows]
+            if seen != last_seen:
+                last_seen, last_change = seen, time.time()
+            elif until_gone and time.time() - last_change > 300:
+                return
+            writer.writerows(rows)
+            handle.flush()
+            time.sleep(every)
+
+
+def summary(out):
+    rows = list(csv.DictReader(open(os.path.join(out, "memory.csv"))))
+    for client in sorted({r["client"] for r in rows}):
+        windows = {}
+        for r in rows:
+            if r["client"] == client:
+                window = int(r["seconds"]) // 600
+                windows.setdefault(window, []).append(r)
+        print(f"client {client}: lowest RSS per 10-minute window (MB; heap in use, heap free, seeds cached)")
+        for window, samples in sorted(windows.items()):
+            low = min(samples, key=lambda r: int(r["rss"]))
+            print(f"  {window * 10:4d}-{window * 10 + 10:<4d} min  {int(low['rss']) / 1e6:6.1f}  "
+                  f"(in use {int(low['heap_in_use']) / 1e6:.1f}, free {int(low['heap_free']) / 1e6:.1f}, "
+                  f"shmem {int(low['shared_memory']) / 1e6:.1f}, {low['seed_cache_seeds']} seeds, "
+                  f"corpus {low['corpus']}, out {int(low['out_bytes']) / 1e6:.0f} MB)")
+        if len(windows) > 1:
+            first = min(int(r["rss"]) for r in windows[min(windows)])
+            last = min(int(r["rss"]) for r in windows[max(windows)])
+            print(f"  last window / first window: {last / max(first, 1):.2f}")
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        sys.exit(__doc__)
+    out = args[0]
+    if "--summary" in args:
+        summary(out)
+        return
+    every = float(args[args.index("--every") + 1]) if "--every" in args else 60.0
+    record(out, every, "--until-gone" in args)
+
+
+if __name__ == "__main__":
+    main()
