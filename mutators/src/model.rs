@@ -214,6 +214,17 @@ pub struct FunctionDecl {
     pub offset: usize,
 }
 
+/// A function the program defines: what decides whether its name is one that C reserves to
+/// the library (C11 7.1.3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionDefinition {
+    pub name: String,
+    /// Not `static`.
+    pub external: bool,
+    /// The system headers' expansion declares it: the name is the library's.
+    pub declared_by_headers: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct Program {
     pub text: String,
@@ -225,10 +236,8 @@ pub struct Program {
     pub records: BTreeMap<String, Vec<Field>>,
     /// Declared functions, by name (the header expansion included).
     pub functions: BTreeMap<String, FunctionDecl>,
-    /// Functions the program defines that its system headers declare: the C library's own
-    /// names, reserved to the implementation (C11 7.1.3). A compiler may replace a call to one
-    /// by its builtin, so the program means different things to different compilers.
-    pub library_definitions: Vec<String>,
+    /// The functions the program itself defines, in source order.
+    pub definitions: Vec<FunctionDefinition>,
     pub typedefs: BTreeMap<String, CType>,
 }
 
@@ -321,17 +330,29 @@ mod tests {
     }
 
     #[test]
-    fn a_definition_of_a_function_its_headers_declare_is_a_library_definition() {
+    fn definitions_say_their_linkage_and_whether_the_system_headers_declare_them() {
         let include = "#include <stdlib.h>\n";
         let headers = "long long llabs(long long);\nvoid abort(void);\n";
         let body = "static int twice(int x);\nlong long llabs(long long x) { return x < 0 ? -x : x; }\n\
                     static int twice(int x) { return 2 * x; }\nint main(void) { return twice(llabs(-1)) - 2; }\n";
         let text = format!("{include}{body}");
         let p = Program::parse_parts(&text, headers, include.len(), &BTreeMap::new()).unwrap();
-        assert_eq!(p.library_definitions, ["llabs"]);
-        // Without the header the same definitions are the program's own.
+        let definition = |name: &str, external, declared_by_headers| FunctionDefinition {
+            name: name.to_string(),
+            external,
+            declared_by_headers,
+        };
+        assert_eq!(
+            p.definitions,
+            [
+                definition("llabs", true, true),
+                definition("twice", false, false),
+                definition("main", true, false)
+            ]
+        );
+        // Without the header the program declares llabs itself.
         let p = parse(&format!("long long llabs(long long);\n{body}"), &[]);
-        assert!(p.library_definitions.is_empty());
+        assert_eq!(p.definitions[0], definition("llabs", true, false));
     }
 
     #[test]

@@ -79,7 +79,7 @@ fn bad_seeds_are_rejected_with_their_reason() {
         "{log}"
     );
     assert!(
-        line("own_llabs.c").contains("rejected: defines llabs, reserved to the C library it includes"),
+        line("own_llabs.c").contains("rejected: defines llabs, a name reserved to the C library"),
         "{log}"
     );
     assert!(line("good.c").contains("accepted as"), "{log}");

@@ -7,6 +7,7 @@ use crate::exec::instrument::Additions;
 use crate::exec::runner::{run, Limits};
 use crate::seeds::normalize::{normalize, system_include_dirs};
 use crate::seeds::repair::{repair, Repaired};
+use crate::seeds::reserved::ReservedNames;
 use crate::seeds::vetting::{guard_warnings, sanitize, vetting_clang, SanitizerReport};
 use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::model::Program;
@@ -46,7 +47,7 @@ pub enum Rejection {
     Unexpected(String),
     /// The triage guard's warnings reject the seed: every finding of it would be rejected.
     GuardWarnings(String),
-    /// The program defines functions of the C library that it includes (reserved names).
+    /// The program defines functions of the C library (names reserved to it).
     DefinesLibraryFunctions(Vec<String>),
 }
 
@@ -91,7 +92,7 @@ impl fmt::Display for Rejection {
             }
             Rejection::DefinesLibraryFunctions(names) => write!(
                 f,
-                "defines {}, reserved to the C library it includes (C11 7.1.3): a compiler may call its own",
+                "defines {}, a name reserved to the C library (C11 7.1.3): a compiler may call its own",
                 names.join(", ")
             ),
         }
@@ -141,6 +142,8 @@ pub struct SeedMaker {
     pub timing: SeedTiming,
     /// Where an accepted seed goes parsed, when a campaign's chains will use it.
     parsed_seeds: Option<Arc<Programs>>,
+    /// The C library's names, which a seed must not define.
+    reserved: ReservedNames,
 }
 
 /// What a program must print, when something other than the reference says so.
@@ -213,7 +216,13 @@ impl SeedMaker {
         if sanitizing_clang.is_none() {
             log::warn!("no clang among the UB-check configurations: seeds are not vetted with sanitizers");
         }
+        let reserved = ReservedNames::of_library(
+            &config.reference.argv()[0],
+            &workdir,
+            &Limits::compiler(config.compile_timeout().max(Duration::from_secs(60))),
+        )?;
         Ok(SeedMaker {
+            reserved,
             sanitizing_clang,
             timing: SeedTiming::default(),
             config,
@@ -358,11 +367,12 @@ impl SeedMaker {
         let include_block_len = normalized.includes.len();
         let unprofiled = match Program::parse_parts(&text, &headers, include_block_len, &BTreeMap::new()) {
             Err(e) => return Ok(Err(Rejection::Parse(e.to_string()))),
-            Ok(program) if !program.library_definitions.is_empty() => {
-                return Ok(Err(Rejection::DefinesLibraryFunctions(program.library_definitions)))
-            }
             Ok(program) => program,
         };
+        let reserved = self.reserved.defined_by(&unprofiled);
+        if !reserved.is_empty() {
+            return Ok(Err(Rejection::DefinesLibraryFunctions(reserved)));
+        }
         let Profiled {
             line_counts,
             reference,

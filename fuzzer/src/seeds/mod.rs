@@ -1,5 +1,5 @@
-//! Seeds: normalized ([`normalize`]), profiled and vetted (with sanitizers, [`vetting`]) into
-//! the store ([`maker`]), from a
+//! Seeds: normalized ([`normalize`]), profiled and vetted (with sanitizers, [`vetting`]; no
+//! definitions under the C library's names, [`reserved`]) into the store ([`maker`]), from a
 //! directory ([`directory`], old C repaired by [`repair`]) or generated during a campaign by csmith or Orange ([`generator`]).
 
 pub mod directory;
@@ -7,6 +7,7 @@ pub mod generator;
 pub mod maker;
 pub mod normalize;
 pub mod repair;
+pub mod reserved;
 pub mod vetting;
 
 pub use directory::profile_directory;

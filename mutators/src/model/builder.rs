@@ -1,7 +1,7 @@
 //! Building a [`Program`] from lang-c's syntax tree: statements with their spans, nesting
 //! and profile counts; scopes and their variables; records, functions and typedefs.
 
-use super::{Field, FunctionDecl, ParseError, Program, Scope, ScopeId, Statement, StmtId};
+use super::{Field, FunctionDecl, FunctionDefinition, ParseError, Program, Scope, ScopeId, Statement, StmtId};
 use crate::ctype::CType;
 use lang_c::ast::{DerivedDeclarator, ExternalDeclaration};
 use lang_c::driver::{parse_preprocessed, Config, Flavor};
@@ -65,7 +65,7 @@ pub(super) fn parse(
         text,
         parse_text: &parse_text,
         functions: BTreeMap::new(),
-        library_definitions: Vec::new(),
+        definitions: Vec::new(),
         header_functions: HashSet::new(),
         shift: include_block_len as isize - headers.len() as isize,
         header_len: headers.len(),
@@ -93,7 +93,7 @@ pub(super) fn parse(
         roots: builder.roots,
         records: builder.records,
         functions: builder.functions,
-        library_definitions: builder.library_definitions,
+        definitions: builder.definitions,
         typedefs: builder.typedefs.into_iter().collect(),
     })
 }
@@ -102,7 +102,7 @@ struct Builder<'a> {
     text: &'a str,
     parse_text: &'a str,
     functions: BTreeMap<String, FunctionDecl>,
-    library_definitions: Vec<String>,
+    definitions: Vec<FunctionDefinition>,
     /// Functions declared in the system headers' expansion.
     header_functions: HashSet<String>,
     /// Added to a parse-text offset to get a seed-text offset.
@@ -169,8 +169,12 @@ impl<'a> Builder<'a> {
                         signature: normalize_space(self.source(node.span.start, def.statement.span.start)),
                         offset: self.seed_offset(node.span.start),
                     };
-                    if self.header_functions.contains(&name) && node.span.start >= self.header_len {
-                        self.library_definitions.push(name.clone());
+                    if node.span.start >= self.header_len {
+                        self.definitions.push(FunctionDefinition {
+                            name: name.clone(),
+                            external: !declarations::is_static(&def.specifiers),
+                            declared_by_headers: self.header_functions.contains(&name),
+                        });
                     }
                     self.functions.entry(name).or_insert(decl_of);
                 }

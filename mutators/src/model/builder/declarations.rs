@@ -19,13 +19,18 @@ pub(super) struct BaseType {
     is_typedef: bool,
 }
 
+/// Whether declaration specifiers say `static`.
+pub(super) fn is_static(specifiers: &[Node<DeclarationSpecifier>]) -> bool {
+    specifiers
+        .iter()
+        .any(|s| matches!(&s.node, DeclarationSpecifier::StorageClass(c) if c.node == StorageClassSpecifier::Static))
+}
+
 impl Builder<'_> {
     /// Records a declaration's typedefs, and its variables in `scope` if there is one.
     pub(super) fn declaration(&mut self, decl: &lang_c::ast::Declaration, scope: Option<ScopeId>, global: bool) {
         let base = self.base_type(decl.specifiers.iter().filter_map(decl_spec));
-        let is_static = decl.specifiers.iter().any(
-            |s| matches!(&s.node, DeclarationSpecifier::StorageClass(c) if c.node == StorageClassSpecifier::Static),
-        );
+        let is_static = is_static(&decl.specifiers);
         let retyped = gnu::changes_type(decl);
         for init in &decl.declarators {
             let (name, mut ty) = self.declarator_type(base.ty.clone(), &init.node.declarator.node);
