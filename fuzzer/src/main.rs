@@ -4,10 +4,6 @@ use anyhow::Result;
 use ccfuzz::cli::Cli;
 use clap::Parser;
 
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> Result<()> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info,ll_mp=warn")).init();
     Cli::parse().command.run()

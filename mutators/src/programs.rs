@@ -85,6 +85,8 @@ impl Cache {
 pub struct Programs {
     store: SeedStore,
     budget_bytes: usize,
+    /// Seeds kept whatever their bytes: those a cycle of the chains visits.
+    minimum_seeds: usize,
     cache: Mutex<Cache>,
     /// Seeds parsed so far (cache misses): a parse takes tens of megabytes for a moment.
     parses: std::sync::atomic::AtomicU64,
@@ -97,8 +99,18 @@ impl Programs {
         Programs {
             store,
             budget_bytes,
+            minimum_seeds: 0,
             cache: Mutex::new(Cache::default()),
             parses: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Keeps the `seeds` most recently used even beyond the budget: with fewer, every turn of a
+    /// rotation of that many chains would parse its seed again.
+    pub fn keeping_at_least(self, seeds: usize) -> Self {
+        Programs {
+            minimum_seeds: seeds,
+            ..self
         }
     }
 
@@ -149,7 +161,7 @@ impl Programs {
         let bytes = loaded.approximate_bytes();
         let mut guard = self.cache.lock().expect("cache lock");
         let cache = &mut *guard;
-        while cache.bytes + bytes > self.budget_bytes {
+        while cache.bytes + bytes > self.budget_bytes && cache.loaded.len() >= self.minimum_seeds {
             let Some(oldest) = cache.order.pop_front() else {
                 break;
             };
@@ -247,6 +259,14 @@ mod tests {
         // A seed larger than the whole budget is still served, alone.
         let tiny = Programs::new(programs.store().clone(), 1);
         tiny.get(&ids[3]).unwrap();
+        tiny.get(&ids[2]).unwrap();
         assert_eq!(tiny.held().0, 1);
+        // Unless the cache keeps a rotation's seeds whatever their bytes.
+        let rotation = Programs::new(programs.store().clone(), 1).keeping_at_least(3);
+        for id in &ids {
+            rotation.get(id).unwrap();
+        }
+        let cache = rotation.cache.lock().unwrap();
+        assert_eq!(Vec::from(cache.order.clone()), ids[1..]);
     }
 }

@@ -105,7 +105,12 @@ where
     // Instead of the restarting manager's handler, which exits on the spot.
     shutdown::handle_stop_signals().map_err(anyhow_to_libafl)?;
     let store = options.store().map_err(anyhow_to_libafl)?;
-    let programs = Arc::new(Programs::new(store.clone(), SEED_CACHE_BYTES));
+    // Seeds that keep coming take turns in a bounded rotation; a fixed set all take turns.
+    let rotation = match options.seeds {
+        SeedSource::Directory(_) => None,
+        _ => Some(options.mcmc.active_chains),
+    };
+    let programs = Arc::new(Programs::new(store.clone(), SEED_CACHE_BYTES).keeping_at_least(rotation.unwrap_or(0)));
     let workdir = options.scratch().join(format!("client-{}", desc.id()));
     // A client restarted after a crash finds the scratch of the execution it crashed in.
     let _ = std::fs::remove_dir_all(&workdir);
@@ -165,11 +170,6 @@ where
         }
     }
 
-    // Seeds that keep coming take turns in a bounded rotation; a fixed set all take turns.
-    let rotation = match options.seeds {
-        SeedSource::Directory(_) => None,
-        _ => Some(options.mcmc.active_chains),
-    };
     let scheduler = McmcScheduler::new(options.mcmc.proposals_per_turn, rotation, programs.clone());
     let chains_file = options
         .out

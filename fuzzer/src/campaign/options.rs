@@ -22,10 +22,12 @@ pub type CampaignState = StdState<CachedOnDiskCorpus<Variant>, Variant, StdRand,
 pub const CORPUS_CACHE: usize = 512;
 
 /// Estimated bytes of parsed seeds a client keeps in memory (a csmith seed: about 1 MB; the
-/// heap grows by about twice the estimate). Generated seeds need only the few of the chains in
-/// the rotation. A fixed set of seeds all take turns: a cache smaller than the cycle misses
+/// heap grows by about 2.5 times the estimate), beyond the seeds of the chains in the rotation,
+/// which it always keeps. With 16 MiB the cache went on filling for an hour (9 seeds at 17
+/// minutes, heap in use 14 -> 28 MB), with variants of other cores' and retired chains' seeds,
+/// which are rare. A fixed set of seeds all take turns: a cache smaller than the cycle misses
 /// once per turn whatever its size, a parse of 0.25 to 0.5 s for a csmith seed.
-pub const SEED_CACHE_BYTES: usize = 16 << 20;
+pub const SEED_CACHE_BYTES: usize = 6 << 20;
 
 /// Where seeds come from.
 #[derive(Clone, Debug)]
