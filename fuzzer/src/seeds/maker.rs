@@ -220,7 +220,11 @@ impl SeedMaker {
             &config.reference.argv()[0],
             &workdir,
             &Limits::compiler(config.compile_timeout().max(Duration::from_secs(60))),
-        )?;
+        )
+        .unwrap_or_else(|e| {
+            log::warn!("{e:#}: only the names of a seed's own system headers are taken as reserved");
+            ReservedNames::default()
+        });
         Ok(SeedMaker {
             reserved,
             sanitizing_clang,

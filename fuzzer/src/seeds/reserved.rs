@@ -32,6 +32,7 @@ const ISO_C_HEADERS: &[&str] = &[
 ];
 
 /// The functions of ISO C's library, as this machine's headers declare them.
+#[derive(Default)]
 pub struct ReservedNames {
     library: BTreeSet<String>,
 }
