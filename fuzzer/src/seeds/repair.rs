@@ -1,8 +1,13 @@
 //! Repairs of pre-C99 test programs that today's clang rejects but whose meaning is plain:
 //! a library function called without its header (the header is included), implicit `int`
-//! (clang's own fix-it inserts it), and a function called before it is declared (declared
-//! `int f();` at the top, which is what C89's implicit declaration meant). GCC's torture tests
+//! (clang's own fix-it inserts it), a function called before it is declared (declared
+//! `int f();` at the top, which is what C89's implicit declaration meant), and a non-void
+//! function that falls off its end (`return 0;` before its closing brace). GCC's torture tests
 //! are written this way; without the repairs clang-19 rejects 662 of the 1,592.
+//!
+//! Falling off the end is defined when no caller uses the value (C11 6.9.1p12), but clang's
+//! MemorySanitizer checks every return value, and the triage guard's `-Werror=return-type`
+//! rejects it: 105 torture tests were lost to vetting for it alone.
 
 use crate::exec::runner::{run, Limits};
 use anyhow::{Context, Result};
@@ -39,7 +44,11 @@ pub fn repair(clang: &str, source: &str, dir: &Path, timeout: Duration) -> Resul
                 "-ferror-limit=0",
             ])
             // Errors since clang 16, warnings before; the triage guard makes them errors anyway.
-            .args(["-Werror=implicit-int", "-Werror=implicit-function-declaration"])
+            .args([
+                "-Werror=implicit-int",
+                "-Werror=implicit-function-declaration",
+                "-Werror=return-type",
+            ])
             .arg(&file);
         let out = run(command, &Limits::compiler(timeout)).with_context(|| format!("cannot run {clang}"))?;
         if out.success() {
@@ -59,9 +68,15 @@ pub fn repair(clang: &str, source: &str, dir: &Path, timeout: Duration) -> Resul
 struct Fixes {
     headers: BTreeSet<String>,
     declarations: BTreeSet<String>,
-    /// Implicit-int fix-its: (line, column, text), 1-based byte columns as clang gives them.
+    /// Implicit-int fix-its and returns: (line, column, text), 1-based byte columns as clang
+    /// gives them.
     insertions: Vec<(usize, usize, String)>,
+    implicit_ints: usize,
+    returns: usize,
 }
+
+/// What goes before the closing brace of a non-void function that falls off its end.
+const FALL_OFF_RETURN: &str = "return 0;";
 
 impl Fixes {
     fn read(diagnostics: &str) -> Fixes {
@@ -85,6 +100,12 @@ impl Fixes {
                 if line.ends_with("-Wimplicit-int]") {
                     implicit_int = position(&line[..at]);
                 }
+                let falls_off = line[at..].starts_with(": error: non-void function does not return a value");
+                if falls_off && line.ends_with("-Wreturn-type]") {
+                    if let Some((line, column)) = position(&line[..at]) {
+                        fixes.insertions.push((line, column, FALL_OFF_RETURN.to_string()));
+                    }
+                }
                 let undeclared = ["call to undeclared function '", "implicit declaration of function '"];
                 if line.ends_with("-Wimplicit-function-declaration]") {
                     if let Some(name) = undeclared.iter().find_map(|prefix| quoted_between(line, prefix, '\'')) {
@@ -100,6 +121,12 @@ impl Fixes {
         }
         fixes.insertions.sort();
         fixes.insertions.dedup();
+        fixes.returns = fixes
+            .insertions
+            .iter()
+            .filter(|(_, _, text)| text == FALL_OFF_RETURN)
+            .count();
+        fixes.implicit_ints = fixes.insertions.len() - fixes.returns;
         fixes
     }
 
@@ -126,10 +153,11 @@ impl Fixes {
             };
             target.insert_str(at, &spaced);
         }
-        if !self.insertions.is_empty() {
-            repaired
-                .changes
-                .push(format!("implicit int ×{}", self.insertions.len()));
+        if self.implicit_ints > 0 {
+            repaired.changes.push(format!("implicit int ×{}", self.implicit_ints));
+        }
+        if self.returns > 0 {
+            repaired.changes.push(format!("return 0 ×{}", self.returns));
         }
         let mut top = String::new();
         for header in &self.headers {

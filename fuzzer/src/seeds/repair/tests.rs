@@ -12,6 +12,8 @@ t.c:20:1: error: expected ';' after expression
 fix-it:\"t.c\":{20:2-20:2}:\";\"
 t.c:2:1: error: type specifier missing, defaults to 'int' [-Werror,-Wimplicit-int]
 t.c:9:24: error: implicit declaration of function 'h' is invalid in C99 [-Werror,-Wimplicit-function-declaration]
+t.c:6:1: error: non-void function does not return a value [-Werror,-Wreturn-type]
+t.c:5:10: error: non-void function does not return a value in all control paths [-Werror,-Wreturn-type]
 ";
 
 #[test]
@@ -26,25 +28,34 @@ fn diagnostics_give_headers_declarations_and_implicit_int_fixits_only() {
         vec![
             (2, 1, "int".to_string()),
             (4, 1, "int".to_string()),
-            (4, 5, "  int i;\n".to_string())
+            (4, 5, "  int i;\n".to_string()),
+            (5, 10, "return 0;".to_string()),
+            (6, 1, "return 0;".to_string())
         ]
     );
+    assert_eq!((fixes.implicit_ints, fixes.returns), (3, 2));
 }
 
 #[test]
 fn insertions_go_in_from_the_end_and_additions_on_top() {
     let mut repaired = Repaired {
-        text: "x\ny\nz\ns(i){\n".into(),
+        text: "x\ny\nz\ns(i){\n{ if (i) }\n}\n".into(),
         changes: Vec::new(),
     };
     Fixes::read(DIAGNOSTICS).apply(&mut repaired);
     assert_eq!(
         repaired.text,
-        "#include <stdlib.h>\nint f();\nint h();\nx\nint y\nz\nint s(i)  int i;\n{\n"
+        "#include <stdlib.h>\nint f();\nint h();\nx\nint y\nz\nint s(i)  int i;\n{\n{ if (i) return 0; }\nreturn 0; }\n"
     );
     assert_eq!(
         repaired.changes,
-        ["implicit int ×3", "<stdlib.h>", "declared f", "declared h"]
+        [
+            "implicit int ×3",
+            "return 0 ×2",
+            "<stdlib.h>",
+            "declared f",
+            "declared h"
+        ]
     );
 }
 
@@ -70,16 +81,28 @@ main ()
 {
   if (f (1, 2) != 3 || g (4) != 4)
     abort ();
+  h ();
   exit (0);
 }
 
 g (int x) { return x; }
+
+h () { }
 ";
     let dir = tempfile::tempdir().unwrap();
     let repaired = repair(clang, source, dir.path(), Duration::from_secs(60)).unwrap();
+    // clang-14 sees h's missing return in the first round, clang-19 once h has its `int`.
+    let mut changes = repaired.changes.clone();
+    changes.sort();
     assert_eq!(
-        repaired.changes,
-        ["implicit int ×3", "<stdlib.h>", "declared g"],
+        changes,
+        [
+            "<stdlib.h>",
+            "declared g",
+            "declared h",
+            "implicit int ×4",
+            "return 0 ×1"
+        ],
         "{clang}"
     );
     let file = dir.path().join("repaired.c");
