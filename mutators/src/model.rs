@@ -221,7 +221,8 @@ pub struct FunctionDefinition {
     pub name: String,
     /// Not `static`.
     pub external: bool,
-    /// The system headers' expansion declares it: the name is the library's.
+    /// The system headers' expansion declares it: the name is the library's (or POSIX's, or
+    /// GNU's: gcc knows some of those as builtins too).
     pub declared_by_headers: bool,
 }
 
@@ -334,7 +335,7 @@ mod tests {
         let include = "#include <stdlib.h>\n";
         let headers = "long long llabs(long long);\nvoid abort(void);\n";
         let body = "static int twice(int x);\nlong long llabs(long long x) { return x < 0 ? -x : x; }\n\
-                    static int twice(int x) { return 2 * x; }\nint main(void) { return twice(llabs(-1)) - 2; }\n";
+                    int twice(int x) { return 2 * x; }\nint main(void) { return twice(llabs(-1)) - 2; }\n";
         let text = format!("{include}{body}");
         let p = Program::parse_parts(&text, headers, include.len(), &BTreeMap::new()).unwrap();
         let definition = |name: &str, external, declared_by_headers| FunctionDefinition {

@@ -13,6 +13,7 @@ use crate::judge::new_seed::{NewSeedFeedback, SeedsInCorpus};
 use crate::judge::objective::FindingsObjective;
 use crate::judge::validity::ValidVariant;
 use crate::mcmc::{restore_chains, save_chains, AcceptanceFeedback, ChainMutator, McmcChains, McmcScheduler};
+use crate::ops::heap::return_freed_memory;
 use crate::ops::shutdown;
 use crate::seeds::generator::{ProgramSource, SeedGenerator};
 use crate::seeds::{SeedMaker, SeedTiming};
@@ -101,7 +102,6 @@ where
         + EventRestarter<CampaignState>,
 {
     let started = std::time::Instant::now();
-    keep_large_allocations_out_of_the_heap();
     let anyhow_to_libafl = |e: anyhow::Error| Error::illegal_state(format!("{e:#}"));
     // Instead of the restarting manager's handler, which exits on the spot.
     shutdown::handle_stop_signals().map_err(anyhow_to_libafl)?;
@@ -111,7 +111,9 @@ where
         SeedSource::Directory(_) => None,
         _ => Some(options.mcmc.active_chains),
     };
-    let programs = Arc::new(Programs::new(store.clone(), SEED_CACHE_BYTES).keeping_at_least(rotation.unwrap_or(0)));
+    // One more than the rotation: a new seed enters the cache before its chain retires the oldest.
+    let programs =
+        Arc::new(Programs::new(store.clone(), SEED_CACHE_BYTES).keeping_at_least(rotation.map_or(0, |n| n + 1)));
     let workdir = options.scratch().join(format!("client-{}", desc.id()));
     // A client restarted after a crash finds the scratch of the execution it crashed in.
     let _ = std::fs::remove_dir_all(&workdir);
@@ -414,27 +416,5 @@ impl ReportWriter<'_> {
         if let Err(e) = write_client_report(self.out, self.id, state, figures) {
             log::warn!("cannot write the report of client {}: {e}", self.id);
         }
-    }
-}
-
-/// glibc serves an allocation of 128 KiB or more by its own mapping, returned to the kernel when
-/// freed, but after such a free it raises that threshold to the freed size: a seed parse's large
-/// buffers then come from the heap, and the long-lived allocations made between them keep its
-/// pages resident (a client's RSS was twice its heap in use after 20 minutes). A fixed
-/// threshold keeps them out.
-fn keep_large_allocations_out_of_the_heap() {
-    // SAFETY: mallopt only sets glibc's allocator parameters.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
-    }
-}
-
-/// Parsing a large seed takes tens of megabytes for a moment, and glibc keeps the pages it
-/// freed: without this a client's resident memory is the largest parse it ever did rather than
-/// what it holds, and it grows step by step as larger seeds come.
-fn return_freed_memory() {
-    // SAFETY: malloc_trim only hands glibc's free pages back to the kernel.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }

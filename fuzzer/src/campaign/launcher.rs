@@ -49,6 +49,8 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
             return Ok(());
         }
         profiled?;
+        // The clients fork from this process: they need none of the parses' pages.
+        crate::ops::heap::return_freed_memory();
         if store.ids()?.is_empty() {
             anyhow::bail!("no seed of {} was accepted: nothing to fuzz", dir.display());
         }

@@ -25,8 +25,8 @@ pub type CampaignState = StdState<CachedOnDiskCorpus<Variant>, Variant, StdRand,
 pub const CORPUS_CACHE: usize = 64;
 
 /// Estimated bytes of parsed seeds a client keeps in memory (a csmith seed: about 1 MB; the
-/// heap grows by about 2.5 times the estimate), beyond the seeds of the chains in the rotation,
-/// which it always keeps. With 16 MiB the cache went on filling for an hour (9 seeds at 17
+/// heap grows by about 2.5 times the estimate); it keeps the most recently used ones, and never
+/// fewer than the rotation's chains have seeds, whatever their bytes. With 16 MiB the cache went on filling for an hour (9 seeds at 17
 /// minutes, heap in use 14 -> 28 MB), with variants of other cores' and retired chains' seeds,
 /// which are rare. A fixed set of seeds all take turns: a cache smaller than the cycle misses
 /// once per turn whatever its size, a parse of 0.25 to 0.5 s for a csmith seed.

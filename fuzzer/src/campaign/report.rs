@@ -59,7 +59,7 @@ pub struct ClientReport {
     /// Where that memory is: what tells a leak from a heap that holds freed pages.
     #[serde(default)]
     pub memory: MemoryReport,
-    /// Parsed seeds the client held in memory when it stopped, and their estimated bytes.
+    /// Parsed seeds the client holds in memory, and their estimated bytes.
     #[serde(default)]
     pub seed_cache: (usize, usize),
 }
@@ -162,7 +162,7 @@ impl McmcReport {
     }
 }
 
-/// What the client loop knows about itself when it stops, besides its state.
+/// What the client loop knows about itself, besides its state.
 pub struct ClientFigures<'a> {
     pub totals: &'a ExecutorTotals,
     pub covered: BTreeMap<String, u64>,
@@ -200,8 +200,9 @@ pub fn write_client_report(
     };
     let dir = out.join("clients");
     std::fs::create_dir_all(&dir)?;
-    std::fs::write(
-        dir.join(format!("client-{id}.json")),
-        serde_json::to_vec_pretty(&report)?,
-    )
+    // Written aside and renamed: the report is read while the campaign runs, and everything in
+    // `clients/` is taken for a report.
+    let partial = out.join(format!(".client-{id}.json.partial"));
+    std::fs::write(&partial, serde_json::to_vec_pretty(&report)?)?;
+    std::fs::rename(&partial, dir.join(format!("client-{id}.json")))
 }

@@ -1,8 +1,9 @@
 //! Operating a running campaign: the status line ([`status`]), stopping cleanly on a signal
-//! ([`shutdown`]), background triage ([`background_triage`]) and the monitor's user
-//! statistics ([`user_stats`]).
+//! ([`shutdown`]), background triage ([`background_triage`]), the monitor's user
+//! statistics ([`user_stats`]) and a resident memory that follows what is held ([`heap`]).
 
 pub mod background_triage;
+pub mod heap;
 pub mod orphan_memory;
 pub mod shutdown;
 pub mod status;

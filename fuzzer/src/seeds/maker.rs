@@ -92,8 +92,9 @@ impl fmt::Display for Rejection {
             }
             Rejection::DefinesLibraryFunctions(names) => write!(
                 f,
-                "defines {}, a name reserved to the C library (C11 7.1.3): a compiler may call its own",
-                names.join(", ")
+                "defines {}, {} reserved to the C library (C11 7.1.3): a compiler may call its own",
+                names.join(", "),
+                if names.len() == 1 { "a name" } else { "names" }
             ),
         }
     }

@@ -68,11 +68,10 @@ pub fn repair(clang: &str, source: &str, dir: &Path, timeout: Duration) -> Resul
 struct Fixes {
     headers: BTreeSet<String>,
     declarations: BTreeSet<String>,
-    /// Implicit-int fix-its and returns: (line, column, text), 1-based byte columns as clang
-    /// gives them.
+    /// Implicit-int fix-its: (line, column, text), 1-based byte columns as clang gives them.
     insertions: Vec<(usize, usize, String)>,
-    implicit_ints: usize,
-    returns: usize,
+    /// Closing braces of functions that fall off their end: (line, column).
+    returns: Vec<(usize, usize)>,
 }
 
 /// What goes before the closing brace of a non-void function that falls off its end.
@@ -103,7 +102,7 @@ impl Fixes {
                 let falls_off = line[at..].starts_with(": error: non-void function does not return a value");
                 if falls_off && line.ends_with("-Wreturn-type]") {
                     if let Some((line, column)) = position(&line[..at]) {
-                        fixes.insertions.push((line, column, FALL_OFF_RETURN.to_string()));
+                        fixes.returns.push((line, column));
                     }
                 }
                 let undeclared = ["call to undeclared function '", "implicit declaration of function '"];
@@ -121,23 +120,34 @@ impl Fixes {
         }
         fixes.insertions.sort();
         fixes.insertions.dedup();
-        fixes.returns = fixes
-            .insertions
-            .iter()
-            .filter(|(_, _, text)| text == FALL_OFF_RETURN)
-            .count();
-        fixes.implicit_ints = fixes.insertions.len() - fixes.returns;
+        fixes.returns.sort();
+        fixes.returns.dedup();
         fixes
     }
 
     fn is_empty(&self) -> bool {
-        self.headers.is_empty() && self.declarations.is_empty() && self.insertions.is_empty()
+        self.headers.is_empty() && self.declarations.is_empty() && self.insertions.is_empty() && self.returns.is_empty()
     }
 
     fn apply(self, repaired: &mut Repaired) {
         let mut lines: Vec<String> = repaired.text.split_inclusive('\n').map(str::to_string).collect();
+        // A return goes only where clang points at a closing brace: one that a macro expands to
+        // is not the program's text.
+        let returns: Vec<_> = self
+            .returns
+            .iter()
+            .filter(|(line, column)| {
+                lines
+                    .get(line - 1)
+                    .and_then(|text| text.get(column - 1..))
+                    .is_some_and(|rest| rest.starts_with('}'))
+            })
+            .map(|&(line, column)| (line, column, FALL_OFF_RETURN.to_string()))
+            .collect();
+        let mut insertions: Vec<_> = self.insertions.iter().chain(&returns).cloned().collect();
+        insertions.sort();
         // From the end, so earlier positions stay valid.
-        for (line, column, text) in self.insertions.iter().rev() {
+        for (line, column, text) in insertions.iter().rev() {
             let Some(target) = lines.get_mut(line - 1) else {
                 continue;
             };
@@ -153,11 +163,13 @@ impl Fixes {
             };
             target.insert_str(at, &spaced);
         }
-        if self.implicit_ints > 0 {
-            repaired.changes.push(format!("implicit int ×{}", self.implicit_ints));
+        if !self.insertions.is_empty() {
+            repaired
+                .changes
+                .push(format!("implicit int ×{}", self.insertions.len()));
         }
-        if self.returns > 0 {
-            repaired.changes.push(format!("return 0 ×{}", self.returns));
+        if !returns.is_empty() {
+            repaired.changes.push(format!("return 0 ×{}", returns.len()));
         }
         let mut top = String::new();
         for header in &self.headers {

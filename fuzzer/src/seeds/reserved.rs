@@ -4,11 +4,12 @@
 //! only because gcc replaces the call).
 
 use crate::exec::runner::{run, Limits};
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::model::Program;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::process::Command;
+use std::sync::{Mutex, OnceLock};
 
 /// ISO C's headers that declare functions.
 const ISO_C_HEADERS: &[&str] = &[
@@ -32,21 +33,37 @@ const ISO_C_HEADERS: &[&str] = &[
 ];
 
 /// The functions of ISO C's library, as this machine's headers declare them.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct ReservedNames {
     library: BTreeSet<String>,
 }
+
+/// The names read so far, by preprocessor: every seed maker of a process (a client's, after
+/// each restart) would otherwise preprocess and parse ISO C's headers again.
+static READ: OnceLock<Mutex<HashMap<String, ReservedNames>>> = OnceLock::new();
 
 impl ReservedNames {
     /// Reads the names from `preprocessor -std=c11 -E` of ISO C's headers: strict C hides the
     /// POSIX and GNU functions, whose names a program may use when it does not include them.
     pub fn of_library(preprocessor: &str, dir: &Path, limits: &Limits) -> Result<Self> {
+        let read = READ.get_or_init(Default::default);
+        if let Some(names) = read.lock().expect("reserved names lock").get(preprocessor) {
+            return Ok(names.clone());
+        }
+        let names = Self::read(preprocessor, dir, limits)?;
+        read.lock()
+            .expect("reserved names lock")
+            .insert(preprocessor.to_string(), names.clone());
+        Ok(names)
+    }
+
+    fn read(preprocessor: &str, dir: &Path, limits: &Limits) -> Result<Self> {
         let source = dir.join("iso-c-headers.c");
         let includes: String = ISO_C_HEADERS.iter().map(|h| format!("#include <{h}>\n")).collect();
-        std::fs::write(&source, includes)?;
+        std::fs::write(&source, includes).with_context(|| format!("cannot write {}", source.display()))?;
         let mut command = Command::new(preprocessor);
         command.args(["-std=c11", "-E", "-P"]).arg(&source);
-        let out = run(command, limits)?;
+        let out = run(command, limits).with_context(|| format!("cannot run {preprocessor}"))?;
         if !out.success() {
             bail!(
                 "{preprocessor} does not preprocess ISO C's headers: {}",

@@ -67,6 +67,7 @@ pub(super) fn parse(
         functions: BTreeMap::new(),
         definitions: Vec::new(),
         header_functions: HashSet::new(),
+        static_functions: HashSet::new(),
         shift: include_block_len as isize - headers.len() as isize,
         header_len: headers.len(),
         insertions,
@@ -105,6 +106,9 @@ struct Builder<'a> {
     definitions: Vec<FunctionDefinition>,
     /// Functions declared in the system headers' expansion.
     header_functions: HashSet<String>,
+    /// Functions the program declares `static`: internal even where a later definition does
+    /// not say so (C11 6.2.2p5).
+    static_functions: HashSet<String>,
     /// Added to a parse-text offset to get a seed-text offset.
     shift: isize,
     header_len: usize,
@@ -156,6 +160,8 @@ impl<'a> Builder<'a> {
                     {
                         if decl.span.start < self.header_len {
                             self.header_functions.insert(name.clone());
+                        } else if declarations::is_static(&decl.node.specifiers) {
+                            self.static_functions.insert(name.clone());
                         }
                         self.functions.entry(name).or_insert_with(|| decl_of.clone());
                     }
@@ -172,7 +178,8 @@ impl<'a> Builder<'a> {
                     if node.span.start >= self.header_len {
                         self.definitions.push(FunctionDefinition {
                             name: name.clone(),
-                            external: !declarations::is_static(&def.specifiers),
+                            external: !declarations::is_static(&def.specifiers)
+                                && !self.static_functions.contains(&name),
                             declared_by_headers: self.header_functions.contains(&name),
                         });
                     }
