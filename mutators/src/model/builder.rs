@@ -12,13 +12,9 @@ mod declarations;
 mod gnu;
 mod statements;
 
-/// Parses `text` (see [`Program::parse_parts`]).
-pub(super) fn parse(
-    text: &str,
-    headers: &str,
-    include_block_len: usize,
-    line_counts: &BTreeMap<u32, u64>,
-) -> Result<Program, ParseError> {
+/// Parses `text` (see [`Program::parse_parts`]); what each statement's execution was is left
+/// to [`Program::with_line_counts`].
+pub(super) fn parse(text: &str, headers: &str, include_block_len: usize) -> Result<Program, ParseError> {
     let body = text.get(include_block_len..).ok_or_else(|| ParseError {
         message: "include block is longer than the seed".into(),
     })?;
@@ -66,7 +62,6 @@ pub(super) fn parse(
         parse_text: &parse_text,
         functions: BTreeMap::new(),
         definitions: Vec::new(),
-        header_functions: HashSet::new(),
         static_functions: HashSet::new(),
         shift: include_block_len as isize - headers.len() as isize,
         header_len: headers.len(),
@@ -76,7 +71,6 @@ pub(super) fn parse(
         line_starts: std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect(),
-        line_counts,
         statements: Vec::new(),
         scopes: vec![Scope::default()],
         roots: Vec::new(),
@@ -104,8 +98,6 @@ struct Builder<'a> {
     parse_text: &'a str,
     functions: BTreeMap<String, FunctionDecl>,
     definitions: Vec<FunctionDefinition>,
-    /// Functions declared in the system headers' expansion.
-    header_functions: HashSet<String>,
     /// Functions the program declares `static`: internal even where a later definition does
     /// not say so (C11 6.2.2p5).
     static_functions: HashSet<String>,
@@ -119,7 +111,6 @@ struct Builder<'a> {
     /// Seed-text offsets of the labels taken as values (`&&label`), in order.
     label_addresses: Vec<usize>,
     line_starts: Vec<usize>,
-    line_counts: &'a BTreeMap<u32, u64>,
     statements: Vec<Statement>,
     scopes: Vec<Scope>,
     roots: Vec<StmtId>,
@@ -158,9 +149,7 @@ impl<'a> Builder<'a> {
                     if let (Some(name), CType::Function) =
                         self.declarator_type(CType::Other, &init.node.declarator.node)
                     {
-                        if decl.span.start < self.header_len {
-                            self.header_functions.insert(name.clone());
-                        } else if declarations::is_static(&decl.node.specifiers) {
+                        if decl.span.start >= self.header_len && declarations::is_static(&decl.node.specifiers) {
                             self.static_functions.insert(name.clone());
                         }
                         self.functions.entry(name).or_insert_with(|| decl_of.clone());
@@ -180,7 +169,9 @@ impl<'a> Builder<'a> {
                             name: name.clone(),
                             external: !declarations::is_static(&def.specifiers)
                                 && !self.static_functions.contains(&name),
-                            declared_by_headers: self.header_functions.contains(&name),
+                            // The headers come first, so their declaration is the one kept.
+                            declared_by_headers: self.header_len > 0
+                                && self.functions.get(&name).is_some_and(|d| d.offset == 0),
                         });
                     }
                     self.functions.entry(name).or_insert(decl_of);

@@ -49,7 +49,7 @@ impl Builder<'_> {
             parent: ctx.parent,
             children: Vec::new(),
             depth: ctx.depth,
-            execution: Execution::of_lines(lines, self.line_counts),
+            execution: Execution::Unknown,
             function_body: false,
             contains_label: false,
             ends_function: false,
