@@ -143,7 +143,7 @@ pub fn propose<R: Rand>(
             next.push(Edit::Transplant {
                 stmt,
                 code: format!("{}\n", candidate.instantiate(&picks)),
-                shape: candidate.entry.shape.clone(),
+                shape: candidate.entry.fragment.shape.clone(),
                 choices,
             });
             ln(sets.locations.len()) + (choices as f64).ln() - ln(MoveSets::of(program, &next).transplants.len())

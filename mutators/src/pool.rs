@@ -7,7 +7,8 @@ use crate::ctype::CType;
 use crate::model::{Program, Statement, StmtId, StmtKind, Variable};
 use crate::seed_id::SeedId;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 mod identifiers;
 
@@ -20,6 +21,9 @@ const MAX_ENTRY_BYTES: usize = 600;
 /// pool makes room for a new seed's statements by dropping its oldest ones: a campaign's pool
 /// follows its latest seeds, and at a kilobyte or more an entry (20,000 of them were tens of
 /// megabytes per client) its memory stops growing after a few csmith seeds.
+/// On csmith seeds an entry holds 850 bytes of heap (`ccfuzz bench --parts variants`): its text
+/// is one allocation, and the names it uses with their declarations are its seed's, shared with
+/// the seed's other entries (2 KB per entry, 10 MB per full pool, when each kept its own).
 const MAX_POOL_ENTRIES: usize = 5_000;
 
 /// The control-flow shape of a statement: its kind and the shapes of its children.
@@ -44,10 +48,12 @@ impl Shape {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
-enum Piece {
-    Text(String),
-    Hole(usize),
+/// Where an entry's text uses an outside variable, and which hole that variable is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct HoleUse {
+    start: u32,
+    end: u32,
+    hole: u16,
 }
 
 /// An outside variable used by a pool entry.
@@ -57,19 +63,56 @@ pub struct Hole {
     pub qualifiers: String,
 }
 
+/// What the entries of one seed share: the seed, and the names they use that are neither
+/// keywords nor variables (functions, typedefs, enumerators) with how the seed declared them.
+#[derive(Debug, PartialEq)]
+struct Donor {
+    origin: SeedId,
+    names: Vec<Box<str>>,
+    /// For each name, its function signature or typedef in the seed, if it is one of those.
+    declarations: Vec<Option<Declared>>,
+}
+
+impl Donor {
+    fn name_index(&mut self, program: &Program, name: &str) -> u32 {
+        if let Some(index) = self.names.iter().position(|n| &**n == name) {
+            return index as u32;
+        }
+        let declared = if let Some(function) = program.functions.get(name) {
+            Some(Declared::Function(function.signature.clone()))
+        } else {
+            program.typedefs.get(name).map(|ty| Declared::Typedef(ty.clone()))
+        };
+        self.names.push(name.into());
+        self.declarations.push(declared);
+        (self.names.len() - 1) as u32
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoolEntry {
-    pub origin: SeedId,
-    pieces: Vec<Piece>,
-    pub holes: Vec<Hole>,
-    /// Identifiers that are neither keywords nor variables: functions, typedefs, enumerators.
-    free_names: BTreeSet<String>,
+    donor: Arc<Donor>,
+    pub fragment: Fragment,
+}
+
+impl PoolEntry {
+    pub fn origin(&self) -> &SeedId {
+        &self.donor.origin
+    }
+}
+
+/// A pooled statement's text with what transplanting it needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fragment {
+    text: Box<str>,
+    hole_uses: Box<[HoleUse]>,
+    pub holes: Box<[Hole]>,
+    /// The donor's names that the entry uses.
+    free_names: Box<[u32]>,
     /// The entry names a struct, union or enum tag, meaningful only in its own seed.
     uses_tags: bool,
-    /// How the origin declared the free names it knows (functions and typedefs).
-    declarations: HashMap<String, Declared>,
     /// Variables declared inside the entry: a hole must not be renamed to one of them.
-    inner_names: BTreeSet<String>,
+    inner_names: Box<[Box<str>]>,
     pub needs_loop: bool,
     pub needs_break_target: bool,
     pub shape: Shape,
@@ -114,20 +157,32 @@ impl Pool {
         if !self.seeds.insert(origin.clone()) {
             return;
         }
+        let mut donor = Donor {
+            origin: origin.clone(),
+            names: Vec::new(),
+            declarations: Vec::new(),
+        };
+        let mut extracted: Vec<Fragment> = Vec::new();
         for stmt in &program.statements {
             let text_hash = hash_text(program.source_of(stmt.id));
-            if self.texts.contains(&text_hash) {
+            if !self.texts.contains(&text_hash) {
+                extracted.extend(extract(program, &mut donor, stmt, text_hash));
+            }
+        }
+        let donor = Arc::new(donor);
+        for fragment in extracted {
+            if !self.texts.insert(fragment.text_hash) {
                 continue;
             }
-            if let Some(entry) = extract(program, origin, stmt, text_hash) {
-                if self.entries.len() >= self.capacity {
-                    if let Some(oldest) = self.entries.pop_front() {
-                        self.texts.remove(&oldest.text_hash);
-                    }
+            if self.entries.len() >= self.capacity {
+                if let Some(oldest) = self.entries.pop_front() {
+                    self.texts.remove(&oldest.fragment.text_hash);
                 }
-                self.texts.insert(text_hash);
-                self.entries.push_back(entry);
             }
+            self.entries.push_back(PoolEntry {
+                donor: donor.clone(),
+                fragment,
+            });
         }
     }
 
@@ -165,13 +220,16 @@ impl Candidate<'_> {
 
     /// The entry's text with each hole replaced by the chosen variable.
     pub fn instantiate(&self, picks: &[usize]) -> String {
-        let mut out = String::new();
-        for piece in &self.entry.pieces {
-            match piece {
-                Piece::Text(t) => out.push_str(t),
-                Piece::Hole(h) => out.push_str(&self.choices[*h][picks[*h]]),
-            }
+        let text = &self.entry.fragment.text;
+        let mut out = String::with_capacity(text.len());
+        let mut cursor = 0;
+        for used in self.entry.fragment.hole_uses.iter() {
+            let hole = used.hole as usize;
+            out.push_str(&text[cursor..used.start as usize]);
+            out.push_str(&self.choices[hole][picks[hole]]);
+            cursor = used.end as usize;
         }
+        out.push_str(&text[cursor..]);
         out
     }
 }
@@ -202,26 +260,33 @@ impl<'t> Site<'t> {
     }
 
     fn choices(&self, entry: &PoolEntry, target: &Program, target_seed: &SeedId) -> Option<Vec<Vec<String>>> {
-        if (entry.needs_loop && !self.in_loop) || (entry.needs_break_target && !self.in_loop && !self.in_switch) {
+        let (donor, fragment) = (&entry.donor, &entry.fragment);
+        if (fragment.needs_loop && !self.in_loop) || (fragment.needs_break_target && !self.in_loop && !self.in_switch) {
             return None;
         }
-        let same_seed = &entry.origin == target_seed;
-        if !same_seed && (entry.uses_tags || !entry.holes.iter().all(|h| portable(&h.ty))) {
+        let same_seed = entry.origin() == target_seed;
+        if !same_seed && (fragment.uses_tags || !fragment.holes.iter().all(|h| portable(&h.ty))) {
             return None;
         }
-        if !same_seed && !entry.free_names.iter().all(|n| declared_alike(n, entry, target)) {
+        let free_names = || fragment.free_names.iter().map(|&n| n as usize);
+        if !same_seed && !free_names().all(|n| declared_alike(&donor.names[n], &donor.declarations[n], target)) {
             return None;
         }
         // A free name must not be hidden by a variable of the target, and a function must be
         // declared before the location.
-        if self.vars.iter().any(|v| entry.free_names.contains(&v.name)) {
+        if free_names().any(|n| self.vars.iter().any(|v| *v.name == *donor.names[n])) {
             return None;
         }
-        let declared_before = |name: &String| target.functions.get(name).is_none_or(|f| f.offset < self.offset);
-        if !entry.free_names.iter().all(declared_before) {
+        let declared_before = |n: usize| {
+            target
+                .functions
+                .get(&*donor.names[n])
+                .is_none_or(|f| f.offset < self.offset)
+        };
+        if !free_names().all(declared_before) {
             return None;
         }
-        entry
+        fragment
             .holes
             .iter()
             .map(|hole| {
@@ -229,7 +294,9 @@ impl<'t> Site<'t> {
                     .vars
                     .iter()
                     .filter(|v| {
-                        v.ty == hole.ty && v.qualifiers == hole.qualifiers && !entry.inner_names.contains(&v.name)
+                        v.ty == hole.ty
+                            && v.qualifiers == hole.qualifiers
+                            && !fragment.inner_names.iter().any(|n| **n == *v.name)
                     })
                     .map(|v| v.name.clone())
                     .collect();
@@ -239,9 +306,9 @@ impl<'t> Site<'t> {
     }
 }
 
-/// The origin's declarations of the names an entry uses, recorded at extraction.
-fn declared_alike(name: &str, entry: &PoolEntry, target: &Program) -> bool {
-    let Some(origin_decl) = entry.declarations.get(name) else {
+/// Whether the target declares a name as the donor did (unknown names never match).
+fn declared_alike(name: &str, declared: &Option<Declared>, target: &Program) -> bool {
+    let Some(origin_decl) = declared else {
         return false;
     };
     match origin_decl {
@@ -269,7 +336,7 @@ enum Declared {
 /// The pool entry for a statement, or `None` when it cannot be transplanted: labels, `goto`,
 /// `return`, inline assembly, function bodies, empty statements, long statements, and blocks
 /// whose inner declarations shadow a variable they also use from outside.
-fn extract(program: &Program, origin: &SeedId, stmt: &Statement, text_hash: u64) -> Option<PoolEntry> {
+fn extract(program: &Program, donor: &mut Donor, stmt: &Statement, text_hash: u64) -> Option<Fragment> {
     if stmt.function_body || stmt.contains_label {
         return None;
     }
@@ -289,26 +356,26 @@ fn extract(program: &Program, origin: &SeedId, stmt: &Statement, text_hash: u64)
             _ => {}
         }
     }
-    let inner_names: BTreeSet<String> = stmt
+    let mut inner_names: Vec<Box<str>> = stmt
         .inner_scopes
         .clone()
-        .flat_map(|scope| program.scopes[scope].vars.iter().map(|v| v.name.clone()))
+        .flat_map(|scope| program.scopes[scope].vars.iter().map(|v| v.name.as_str().into()))
         .collect();
+    inner_names.sort();
+    inner_names.dedup();
     let mut outside = HashMap::new();
     for var in program.vars_in_scope(stmt.id) {
         outside.entry(var.name.as_str()).or_insert(var);
     }
-    if inner_names.iter().any(|n| outside.contains_key(n.as_str())) {
+    if inner_names.iter().any(|n| outside.contains_key(&**n)) {
         return None;
     }
 
-    let mut pieces = Vec::new();
+    let mut hole_uses = Vec::new();
     let mut holes: Vec<Hole> = Vec::new();
     let mut hole_of: HashMap<&str, usize> = HashMap::new();
-    let mut free_names = BTreeSet::new();
+    let mut free_names = Vec::new();
     let mut uses_tags = false;
-    let mut declarations = HashMap::new();
-    let mut cursor = 0;
     for (range, role) in identifiers(text) {
         let name = &text[range.clone()];
         match role {
@@ -319,7 +386,7 @@ fn extract(program: &Program, origin: &SeedId, stmt: &Statement, text_hash: u64)
             }
             IdentRole::Ordinary => {}
         }
-        if KEYWORDS.contains(&name) || inner_names.contains(name) {
+        if KEYWORDS.contains(&name) || inner_names.iter().any(|n| &**n == name) {
             continue;
         }
         if let Some(var) = outside.get(name) {
@@ -330,27 +397,25 @@ fn extract(program: &Program, origin: &SeedId, stmt: &Statement, text_hash: u64)
                 });
                 holes.len() - 1
             });
-            pieces.push(Piece::Text(text[cursor..range.start].to_string()));
-            pieces.push(Piece::Hole(hole));
-            cursor = range.end;
+            hole_uses.push(HoleUse {
+                start: range.start as u32,
+                end: range.end as u32,
+                hole: hole as u16,
+            });
         } else {
-            if let Some(function) = program.functions.get(name) {
-                declarations.insert(name.to_string(), Declared::Function(function.signature.clone()));
-            } else if let Some(ty) = program.typedefs.get(name) {
-                declarations.insert(name.to_string(), Declared::Typedef(ty.clone()));
+            let index = donor.name_index(program, name);
+            if !free_names.contains(&index) {
+                free_names.push(index);
             }
-            free_names.insert(name.to_string());
         }
     }
-    pieces.push(Piece::Text(text[cursor..].to_string()));
-    Some(PoolEntry {
-        origin: origin.clone(),
-        pieces,
-        holes,
-        free_names,
+    Some(Fragment {
+        text: text.into(),
+        hole_uses: hole_uses.into(),
+        holes: holes.into(),
+        free_names: free_names.into(),
         uses_tags,
-        declarations,
-        inner_names,
+        inner_names: inner_names.into(),
         needs_loop,
         needs_break_target,
         shape: Shape::of(program, stmt.id),
@@ -416,12 +481,12 @@ mod tests {
         pool.add_seed(&SeedId::of_text(&old.text), &old);
         assert_eq!(pool.entries.len(), 4);
         pool.add_seed(&SeedId::of_text(&new.text), &new);
-        let texts: Vec<String> = pool.entries.iter().map(|e| e.origin.0.clone()).collect();
+        let texts: Vec<String> = pool.entries.iter().map(|e| e.origin().0.clone()).collect();
         assert_eq!(pool.entries.len(), 6, "{texts:?}");
         let from_new = pool
             .entries
             .iter()
-            .filter(|e| e.origin == SeedId::of_text(&new.text))
+            .filter(|e| e.origin() == &SeedId::of_text(&new.text))
             .count();
         assert_eq!(from_new, 4);
         // A dropped statement's text may come back with a later seed.
@@ -449,7 +514,7 @@ mod tests {
         let while_entry = pool
             .candidates(&target, &target_id, location)
             .into_iter()
-            .find(|c| c.entry.shape.kind == StmtKind::While)
+            .find(|c| c.entry.fragment.shape.kind == StmtKind::While)
             .expect("the loop, with its own continue, fits");
         assert_eq!(while_entry.choices, vec![vec!["y".to_string(), "x".to_string()]]);
         assert_eq!(while_entry.renamings(), 2);

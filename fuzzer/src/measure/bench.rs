@@ -4,6 +4,7 @@
 //! Observing inside the compilers costs compile time too: instrumented against plain builds of
 //! the same tcc, and statistics or remarks against plain gcc and clang.
 
+use crate::campaign::report::MemoryReport;
 use crate::config::{CompilerConfig, Config};
 use crate::exec::compile::compile;
 use crate::exec::instrument::Additions;
@@ -115,10 +116,17 @@ fn variant_time(options: &BenchOptions) -> Result<()> {
     }
     // Athena: one chain step (proposal, control-flow graph, distance, acceptance) and the
     // materialization of the state, with a pool of every measured seed.
+    for id in &ids {
+        programs.get(id)?;
+    }
+    let heap_before_pool = MemoryReport::of_this_process().heap_in_use_bytes;
     let mut pool = Pool::default();
     for id in &ids {
         pool.add_seed(id, &programs.get(id)?.program);
     }
+    let pool_bytes = MemoryReport::of_this_process()
+        .heap_in_use_bytes
+        .saturating_sub(heap_before_pool);
     let mut athena_times = Vec::new();
     for id in &ids {
         let loaded = programs.get(id)?;
@@ -148,6 +156,12 @@ fn variant_time(options: &BenchOptions) -> Result<()> {
         "median time of one Athena chain step (proposal, program distance, acceptance, materialization; pool of {} statements): {:.2} ms",
         pool.entries.len(),
         median(&mut athena_times).as_secs_f64() * 1e3
+    );
+    println!(
+        "heap held by the Athena pool: {:.1} MB for {} statements ({} bytes each)",
+        pool_bytes as f64 / 1e6,
+        pool.entries.len(),
+        pool_bytes / pool.entries.len().max(1) as u64
     );
     if hermes_times.is_empty() {
         println!("no seed had a usable valuation point: no Hermes variant measured");

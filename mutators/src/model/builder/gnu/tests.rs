@@ -176,7 +176,7 @@ fn statement_expressions_are_opaque_and_hidden_jumps_keep_statements_whole() {
     let mut pool = Pool::default();
     pool.add_seed(&SeedId::of_text(text), &p);
     assert_eq!(pool.entries.len(), 1);
-    assert_eq!(pool.entries[0].shape.kind, StmtKind::Expression);
+    assert_eq!(pool.entries[0].fragment.shape.kind, StmtKind::Expression);
 }
 
 #[test]
