@@ -1,107 +1,29 @@
 //! [`SeedMaker`]: candidate programs (csmith's or a file's) normalized, parsed, profiled and
 //! vetted, then stored. A seed that fails a step is rejected with a one-line reason.
 
-use crate::config::{CompilerConfig, Config};
+use crate::config::Config;
 use crate::exec::compile::{compile, run_binary};
 use crate::exec::instrument::Additions;
 use crate::exec::runner::{run, Limits};
 use crate::seeds::normalize::{normalize, system_include_dirs};
+use crate::seeds::rejection::{Rejection, Vetted};
 use crate::seeds::repair::{repair, Repaired};
 use crate::seeds::reserved::ReservedNames;
-use crate::seeds::vetting::{guard_warnings, sanitize, vetting_clang, SanitizerReport};
+use crate::seeds::vetting::{guard_warnings, sanitize, vetting_clang};
 use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::model::Program;
 use ccfuzz_mutators::programs::{LoadedSeed, Programs};
 use ccfuzz_mutators::seed::{Seed, SeedId, SeedProfile, SeedStore};
-use ccfuzz_mutators::valuation::{Valuation, ValuationPlan, OUTPUT_FILE};
+use ccfuzz_mutators::valuation::Valuation;
 use ccfuzz_observers::gcov::GcovReport;
 use ccfuzz_observers::RunResult;
-use libafl_bolts::rands::StdRand;
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Samples of valuation points tried before a seed goes without valuations.
-const VALUATION_SAMPLES: usize = 3;
-
-/// Why a seed was not accepted.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Rejection {
-    Preprocess(String),
-    Parse(String),
-    Compile(String),
-    Timeout,
-    Crash(String),
-    /// The UB check configuration printed something else than the reference.
-    Differs {
-        config: String,
-        detail: String,
-    },
-    /// A sanitizer reported undefined behaviour or an uninitialized read.
-    Sanitizer(SanitizerReport),
-    /// The reference and the UB checks do not print what the program must (its `.expect`
-    /// file, or Orange's computed values).
-    Unexpected(String),
-    /// The triage guard's warnings reject the seed: every finding of it would be rejected.
-    GuardWarnings(String),
-    /// The program defines functions of the C library (names reserved to it).
-    DefinesLibraryFunctions(Vec<String>),
-}
-
-impl Rejection {
-    /// The kind of rejection, for counts.
-    pub fn class(&self) -> &'static str {
-        match self {
-            Rejection::Preprocess(_) => "preprocess",
-            Rejection::Parse(_) => "parse",
-            Rejection::Compile(_) => "compile",
-            Rejection::Timeout => "timeout",
-            Rejection::Crash(_) => "crash",
-            Rejection::Differs { .. } => "differs",
-            Rejection::Sanitizer(report) => report.sanitizer,
-            Rejection::Unexpected(_) => "unexpected output",
-            Rejection::GuardWarnings(_) => "guard warnings",
-            Rejection::DefinesLibraryFunctions(_) => "defines library functions",
-        }
-    }
-}
-
-impl fmt::Display for Rejection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Rejection::Preprocess(m) => write!(f, "does not preprocess: {m}"),
-            Rejection::Parse(m) => write!(f, "does not parse: {m}"),
-            Rejection::Compile(m) => write!(f, "does not compile: {m}"),
-            Rejection::Timeout => write!(f, "does not terminate within the seed timeout"),
-            Rejection::Crash(m) => write!(f, "crashes: {m}"),
-            Rejection::Differs { config, detail } => {
-                write!(
-                    f,
-                    "prints something else under {config} (undefined behaviour?): {detail}"
-                )
-            }
-            Rejection::Unexpected(detail) => write!(f, "does not print its expected output: {detail}"),
-            Rejection::GuardWarnings(error) => {
-                write!(f, "the triage guard would reject every finding of it: {error}")
-            }
-            Rejection::Sanitizer(report) => {
-                write!(f, "{} ({}): {}", report.meaning, report.sanitizer, report.detail)
-            }
-            Rejection::DefinesLibraryFunctions(names) => write!(
-                f,
-                "defines {}, {} reserved to the C library (C11 7.1.3): a compiler may call its own",
-                names.join(", "),
-                if names.len() == 1 { "a name" } else { "names" }
-            ),
-        }
-    }
-}
-
-/// The verdict on a candidate seed: a value, or the reason it was rejected.
-pub type Vetted<T> = std::result::Result<T, Rejection>;
+mod valuation;
 
 /// What running the profiling build of a seed produced.
 struct Profiled {
@@ -492,101 +414,6 @@ impl SeedMaker {
             });
         }
         Ok(Ok(id))
-    }
-
-    /// Runs the seed instrumented with valuation probes at sampled points (the sample is
-    /// drawn from the seed's id, so it is the same every time). A sample that a compiler does
-    /// not take gives way to another: pcc rejects some probed programs with a bogus syntax
-    /// error in a system header, and a seed without valuations is lost to Hermes.
-    fn profile_valuation(
-        &self,
-        seed: &Seed,
-        program: &Program,
-        dir: &Path,
-    ) -> Result<std::result::Result<Valuation, String>> {
-        let mut rand = StdRand::with_seed(u64::from_str_radix(&seed.id.0[..16], 16).unwrap_or(0));
-        let mut failure = String::new();
-        for _ in 0..VALUATION_SAMPLES {
-            let plan = ValuationPlan::sample(program, self.config.p_profile, &mut rand);
-            match self.run_valuation_plan(seed, program, &plan, dir)? {
-                Ok(valuation) => return Ok(Ok(valuation)),
-                Err(reason) => failure = reason,
-            }
-        }
-        Ok(Err(failure))
-    }
-
-    fn run_valuation_plan(
-        &self,
-        seed: &Seed,
-        program: &Program,
-        plan: &ValuationPlan,
-        dir: &Path,
-    ) -> Result<std::result::Result<Valuation, String>> {
-        let source = dir.join("valuation.c");
-        std::fs::write(&source, plan.instrument(program, seed.profile.include_block_len))?;
-        let binary = dir.join("valuation");
-        // The seed's output is the same under every compiler, but with operands evaluated in
-        // another order the values at a point may differ (pcc assigns `*p = 0` in
-        // `f() != g(*p = 0)` before it calls `f`, gcc after): the profile is the union over
-        // every compiler family of the campaign at -O0, and a snippet built on it holds under
-        // each of them.
-        let mut valuation = Valuation::default();
-        for compiler in &self.config.profiling_compilers() {
-            let (failure, _) = compile(
-                compiler,
-                &source,
-                &binary,
-                &Additions::default(),
-                self.profile_compile_timeout(),
-            )?;
-            if let Some(failure) = failure {
-                if !self.seed_runs_as_expected(compiler, seed, dir)? {
-                    continue;
-                }
-                return Ok(Err(format!(
-                    "the instrumented seed does not compile with {}: {}",
-                    compiler.name(),
-                    failure.describe()
-                )));
-            }
-            let output = dir.join(OUTPUT_FILE);
-            let _ = std::fs::remove_file(&output);
-            let run = run_binary(&binary, self.config.seed_timeout() * 4)?;
-            if !run.is_expected(seed.profile.expected_exit, &seed.expected_output) {
-                if !self.seed_runs_as_expected(compiler, seed, dir)? {
-                    continue;
-                }
-                return Ok(Err(format!(
-                    "the probes changed what the seed does under {}: {}",
-                    compiler.name(),
-                    run.describe()
-                )));
-            }
-            let probes = std::fs::read_to_string(&output).unwrap_or_default();
-            valuation.merge(plan.parse_output(&probes));
-        }
-        Ok(Ok(valuation))
-    }
-
-    /// Whether `compiler` builds the seed itself into a binary that does what the seed must.
-    /// One that does not (tcc lacks most `__builtin_*` of GCC's torture tests; a miscompiled
-    /// seed is a finding of its own) never runs a variant as the seed does, so the values it
-    /// would see do not constrain Hermes's snippets.
-    fn seed_runs_as_expected(&self, compiler: &CompilerConfig, seed: &Seed, dir: &Path) -> Result<bool> {
-        let binary = dir.join("plain");
-        let (failure, _) = compile(
-            compiler,
-            &dir.join("seed.c"),
-            &binary,
-            &Additions::default(),
-            self.profile_compile_timeout(),
-        )?;
-        if failure.is_some() {
-            return Ok(false);
-        }
-        let run = run_binary(&binary, self.config.seed_timeout())?;
-        Ok(run.is_expected(seed.profile.expected_exit, &seed.expected_output))
     }
 
     /// Vetting a seed is not testing the compiler: it gets at least a minute per compilation
