@@ -15,7 +15,7 @@ rm -rf "$out"; mkdir -p "$out"; out=$(realpath "$out")
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 "$bin" seeds --store "$out/store" --dir "$dir" > "$out/vetting.txt" 2>&1
 grep -E 'seeds: |rejections' "$out/vetting.txt"
-mapfile -t accepted < <(sed -n 's/^seed \(.*\): accepted as .*/\1/p' "$out/vetting.txt" | head -n "$max")
+mapfile -t accepted < <(sed -n 's/^seed \(.*\): accepted as .*/\1/p' "$out/vetting.txt" | sort | head -n "$max")
 
 # Runs binary $1 with a 10 s limit; prints its stdout and then its exit status.
 outcome() { (cd "$work" && timeout -s KILL 10 "$1"; echo "exit $?"); }

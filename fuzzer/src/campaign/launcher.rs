@@ -41,9 +41,12 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
         }
         Err(e) => log::warn!("{e:#}"),
     }
+    let cores =
+        Cores::from_cmdline(&options.cores).map_err(|e| anyhow::anyhow!("bad --cores {}: {e}", options.cores))?;
     let store = options.store()?;
     if let SeedSource::Directory(dir) = &options.seeds {
-        let profiled = profile_directory(&options.config, &store, dir, &tmp);
+        // The directory's seeds are vetted on the campaign's cores before its clients start.
+        let profiled = profile_directory(&options.config, &store, dir, &tmp, cores.ids.len());
         if shutdown::requested() {
             crate::campaign::summary::finish(&options.out, &tmp, started);
             return Ok(());
@@ -65,8 +68,6 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
         .then(|| crate::ops::background_triage::BackgroundTriage::start(&options.out))
         .transpose()?;
 
-    let cores =
-        Cores::from_cmdline(&options.cores).map_err(|e| anyhow::anyhow!("bad --cores {}: {e}", options.cores))?;
     let client_count = cores.ids.len();
     let monitor = (
         StatusMonitor::new(&options.out, options.status_interval),

@@ -24,6 +24,9 @@ pub struct SeedsArgs {
     pub first_seed: u64,
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Seeds of --dir vetted at once (default: one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
 }
 
 impl SeedsArgs {
@@ -33,7 +36,10 @@ impl SeedsArgs {
         // Several `ccfuzz seeds` may fill one store at once: each gets its own scratch.
         let workdir = self.store.join(format!(".tmp-{}", std::process::id()));
         if let Some(dir) = &self.dir {
-            profile_directory(&config, &seed_store, dir, &workdir)?;
+            let jobs = self
+                .jobs
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            profile_directory(&config, &seed_store, dir, &workdir, jobs)?;
         }
         if let Some(count) = self.csmith {
             let mut maker = SeedMaker::new(config, seed_store, workdir.clone())?;

@@ -4,28 +4,83 @@
 //! programs are repaired first ([`crate::seeds::repair`]).
 
 use crate::config::Config;
-use crate::seeds::SeedMaker;
+use crate::ops::shutdown;
+use crate::seeds::{Rejection, SeedMaker, SeedTiming, Vetted};
 use anyhow::{Context, Result};
-use ccfuzz_mutators::seed::SeedStore;
+use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
-/// Profiles every `.c` file of `dir` into the store, reporting rejections one line each.
-pub fn profile_directory(config: &Config, store: &SeedStore, dir: &Path, workdir: &Path) -> Result<(usize, usize)> {
-    let mut maker = SeedMaker::new(config.clone(), store.clone(), workdir.to_path_buf())?;
+/// Profiles every `.c` file of `dir` into the store on `jobs` threads (each with its own seed
+/// maker and scratch directory under `workdir`), reporting each verdict on one line as it comes
+/// and the counts at the end. Stops between files when a stop is requested.
+pub fn profile_directory(
+    config: &Config,
+    store: &SeedStore,
+    dir: &Path,
+    workdir: &Path,
+    jobs: usize,
+) -> Result<(usize, usize)> {
     let files = c_files(dir)?;
-    let (mut accepted, mut rejected) = (0, 0);
-    let mut reasons: BTreeMap<&'static str, usize> = BTreeMap::new();
-    for file in files {
-        let source = match std::fs::read_to_string(&file) {
-            Ok(s) => s,
-            Err(e) => {
-                println!("seed {}: rejected: unreadable: {e}", file.display());
-                rejected += 1;
-                continue;
-            }
-        };
-        let (made, repairs) = maker.make_file(&file, &source)?;
+    let next_file = AtomicUsize::new(0);
+    let tally = Mutex::new(Tally::default());
+    let timings = std::thread::scope(|scope| {
+        let (files, next_file, tally) = (&files, &next_file, &tally);
+        let workers: Vec<_> = (0..jobs.clamp(1, files.len().max(1)))
+            .map(|job| {
+                scope.spawn(move || -> Result<SeedTiming> {
+                    let mut maker = SeedMaker::new(config.clone(), store.clone(), workdir.join(format!("job-{job}")))?;
+                    while let Some(file) = files.get(next_file.fetch_add(1, Ordering::Relaxed)) {
+                        if shutdown::requested() {
+                            break;
+                        }
+                        let verdict = vet_file(&mut maker, file)?;
+                        tally
+                            .lock()
+                            .expect("no job panics holding the tally")
+                            .record(file, verdict);
+                    }
+                    Ok(maker.timing)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| worker.join().expect("a seed-making job panicked"))
+            .collect::<Result<Vec<SeedTiming>>>()
+    })?;
+    let tally = tally.into_inner().expect("no job panicked");
+    println!("seeds: {} accepted, {} rejected", tally.accepted, tally.rejected);
+    if !tally.reasons.is_empty() {
+        let counts: Vec<String> = tally.reasons.iter().map(|(class, n)| format!("{class} {n}")).collect();
+        println!("rejections: {}", counts.join(", "));
+    }
+    let timing = timings.iter().fold(SeedTiming::default(), |sum, t| sum.plus(t));
+    println!("seed making: {}", timing.describe());
+    Ok((tally.accepted, tally.rejected))
+}
+
+/// A file's verdict, and the repairs made before it.
+type FileVerdict = (Vetted<SeedId>, Vec<String>);
+
+fn vet_file(maker: &mut SeedMaker, file: &Path) -> Result<FileVerdict> {
+    match std::fs::read_to_string(file) {
+        Ok(source) => maker.make_file(file, &source),
+        Err(e) => Ok((Err(Rejection::Unreadable(e.to_string())), Vec::new())),
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    accepted: usize,
+    rejected: usize,
+    reasons: BTreeMap<&'static str, usize>,
+}
+
+impl Tally {
+    fn record(&mut self, file: &Path, (made, repairs): FileVerdict) {
         let repairs = if repairs.is_empty() {
             String::new()
         } else {
@@ -34,22 +89,15 @@ pub fn profile_directory(config: &Config, store: &SeedStore, dir: &Path, workdir
         match made {
             Ok(id) => {
                 println!("seed {}: accepted as {id}{repairs}", file.display());
-                accepted += 1;
+                self.accepted += 1;
             }
             Err(reason) => {
                 println!("seed {}: rejected: {reason}{repairs}", file.display());
-                *reasons.entry(reason.class()).or_default() += 1;
-                rejected += 1;
+                *self.reasons.entry(reason.class()).or_default() += 1;
+                self.rejected += 1;
             }
         }
     }
-    println!("seeds: {accepted} accepted, {rejected} rejected");
-    if !reasons.is_empty() {
-        let counts: Vec<String> = reasons.iter().map(|(class, n)| format!("{class} {n}")).collect();
-        println!("rejections: {}", counts.join(", "));
-    }
-    println!("seed making: {}", maker.timing.describe());
-    Ok((accepted, rejected))
 }
 
 /// The `.c` files of `dir`, sorted by name.

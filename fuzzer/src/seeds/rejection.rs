@@ -7,6 +7,7 @@ use std::fmt;
 /// Why a seed was not accepted.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Rejection {
+    Unreadable(String),
     Preprocess(String),
     Parse(String),
     Compile(String),
@@ -32,6 +33,7 @@ impl Rejection {
     /// The kind of rejection, for counts.
     pub fn class(&self) -> &'static str {
         match self {
+            Rejection::Unreadable(_) => "unreadable",
             Rejection::Preprocess(_) => "preprocess",
             Rejection::Parse(_) => "parse",
             Rejection::Compile(_) => "compile",
@@ -49,6 +51,7 @@ impl Rejection {
 impl fmt::Display for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Rejection::Unreadable(m) => write!(f, "unreadable: {m}"),
             Rejection::Preprocess(m) => write!(f, "does not preprocess: {m}"),
             Rejection::Parse(m) => write!(f, "does not parse: {m}"),
             Rejection::Compile(m) => write!(f, "does not compile: {m}"),

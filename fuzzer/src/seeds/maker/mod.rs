@@ -116,6 +116,16 @@ pub struct SeedTiming {
 }
 
 impl SeedTiming {
+    /// The timings of two seed makers together.
+    pub fn plus(&self, other: &SeedTiming) -> SeedTiming {
+        SeedTiming {
+            seeds: self.seeds + other.seeds,
+            total: self.total + other.total,
+            sanitizers: self.sanitizers + other.sanitizers,
+            guard_warnings: self.guard_warnings + other.guard_warnings,
+        }
+    }
+
     /// One line for the `ccfuzz seeds` summary.
     pub fn describe(&self) -> String {
         let per_seed = |d: Duration| d.as_secs_f64() * 1000.0 / f64::from(self.seeds.max(1));
