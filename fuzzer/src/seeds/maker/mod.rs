@@ -1,7 +1,7 @@
 //! [`SeedMaker`]: candidate programs (csmith's or a file's) normalized, parsed, profiled and
 //! vetted, then stored. A seed that fails a step is rejected with a one-line reason.
 
-use crate::config::Config;
+use crate::config::{CompilerConfig, Config};
 use crate::exec::compile::{compile, run_binary};
 use crate::exec::instrument::Additions;
 use crate::exec::runner::{run, Limits};
@@ -16,7 +16,7 @@ use ccfuzz_mutators::programs::{LoadedSeed, Programs};
 use ccfuzz_mutators::seed::{Seed, SeedId, SeedProfile, SeedStore};
 use ccfuzz_mutators::valuation::Valuation;
 use ccfuzz_observers::gcov::GcovReport;
-use ccfuzz_observers::RunResult;
+use ccfuzz_observers::{ConfigOutcome, RunResult};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -331,13 +331,7 @@ impl SeedMaker {
         for check in &self.config.ub_check {
             let source = dir.path().join("seed.c");
             let binary = dir.path().join("check");
-            let (failure, _) = compile(
-                check,
-                &source,
-                &binary,
-                &Additions::default(),
-                self.profile_compile_timeout(),
-            )?;
+            let failure = self.compile_plain(check, &source, &binary)?;
             if let Some(failure) = failure {
                 return Ok(Err(Rejection::Compile(format!(
                     "{}: {}",
@@ -430,6 +424,19 @@ impl SeedMaker {
     /// even when the campaign's compile timeout is short.
     fn profile_compile_timeout(&self) -> Duration {
         self.config.compile_timeout().max(Duration::from_secs(60))
+    }
+
+    /// A build of `source` by `compiler` as configured, with the seed making's timeout: the
+    /// failure, if any.
+    fn compile_plain(&self, compiler: &CompilerConfig, source: &Path, binary: &Path) -> Result<Option<ConfigOutcome>> {
+        Ok(compile(
+            compiler,
+            source,
+            binary,
+            &Additions::default(),
+            self.profile_compile_timeout(),
+        )?
+        .0)
     }
 
     fn preprocessor(&self) -> String {

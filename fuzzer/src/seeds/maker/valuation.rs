@@ -3,8 +3,7 @@
 
 use super::SeedMaker;
 use crate::config::CompilerConfig;
-use crate::exec::compile::{compile, run_binary};
-use crate::exec::instrument::Additions;
+use crate::exec::compile::run_binary;
 use anyhow::Result;
 use ccfuzz_mutators::model::Program;
 use ccfuzz_mutators::seed::Seed;
@@ -55,13 +54,7 @@ impl SeedMaker {
         // each of them.
         let mut valuation = Valuation::default();
         for compiler in &self.config.profiling_compilers() {
-            let (failure, _) = compile(
-                compiler,
-                &source,
-                &binary,
-                &Additions::default(),
-                self.profile_compile_timeout(),
-            )?;
+            let failure = self.compile_plain(compiler, &source, &binary)?;
             if let Some(failure) = failure {
                 if !self.seed_runs_as_expected(compiler, seed, dir)? {
                     continue;
@@ -97,13 +90,7 @@ impl SeedMaker {
     /// would see do not constrain Hermes's snippets.
     fn seed_runs_as_expected(&self, compiler: &CompilerConfig, seed: &Seed, dir: &Path) -> Result<bool> {
         let binary = dir.join("plain");
-        let (failure, _) = compile(
-            compiler,
-            &dir.join("seed.c"),
-            &binary,
-            &Additions::default(),
-            self.profile_compile_timeout(),
-        )?;
+        let failure = self.compile_plain(compiler, &dir.join("seed.c"), &binary)?;
         if failure.is_some() {
             return Ok(false);
         }
