@@ -157,10 +157,15 @@ pub fn bug_rate_study(plan: &RunPlan, setups: &[NamedSetup], reducer: Option<&st
         )?;
     }
     md.push_str("\nIntervals: 95% (Student's t over repetitions). Distinct bugs:\n\n");
+    let mut listed = 0;
     for (named, runs) in setups.iter().zip(&yields) {
         for bug in runs.iter().flat_map(|y| &y.bugs).collect::<BTreeSet<_>>() {
             writeln!(md, "- {}: {bug}", named.name)?;
+            listed += 1;
         }
+    }
+    if listed == 0 {
+        md.push_str("none in any run.\n");
     }
     std::fs::write(plan.out.join("report.md"), &md)?;
     Ok(md)
