@@ -61,6 +61,16 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
     // A client that fails to start hangs the broker: check what the clients will set up.
     Instruments::new(&options.config).context("cannot observe the configured compilers")?;
     let deadline = options.seconds.map(|s| now_secs() + s);
+    if let Some(seconds) = options.seconds {
+        // A client checks its deadline between executions, but making a seed can take minutes
+        // (a slow compiler's timeouts): at the deadline every process of the campaign is asked to
+        // stop, as on Ctrl-C, which interrupts whatever it waits for. The forks do not inherit
+        // this thread; they share the flag it raises.
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(seconds));
+            shutdown::request_at_deadline();
+        });
+    }
     std::fs::write(options.out.join("configuration.toml"), options.config.to_toml())?;
     let background_triage = options
         .config

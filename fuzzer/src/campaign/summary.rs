@@ -2,7 +2,7 @@
 //! removed and a summary printed from the client reports written in this run.
 
 use crate::campaign::report::ClientReport;
-use crate::ops::shutdown::requested;
+use crate::ops::shutdown::stopped_early;
 use crate::ops::status::compact_duration;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -27,7 +27,7 @@ pub fn finish(out: &Path, tmp: &Path, started: SystemTime) {
 /// What the launcher prints when the campaign has stopped: why, how long it ran, and what the
 /// client reports written since `started` and the output directory hold.
 pub fn summary(out: &Path, started: SystemTime) -> String {
-    let reason = if requested() { "stopped on request" } else { "finished" };
+    let reason = if stopped_early() { "stopped on request" } else { "finished" };
     let elapsed = started.elapsed().unwrap_or(Duration::ZERO);
     let executions: u64 = std::fs::read_dir(out.join("clients"))
         .into_iter()

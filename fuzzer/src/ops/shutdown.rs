@@ -49,6 +49,21 @@ pub fn requested() -> bool {
     LOCAL_STOP.load(Ordering::SeqCst) || (!shared.is_null() && unsafe { (*shared).load(Ordering::SeqCst) })
 }
 
+/// Whether this process raised the stop flag because the campaign's time was up.
+static DEADLINE_PASSED: AtomicBool = AtomicBool::new(false);
+
+/// Asks every process of the campaign to stop because its time is up.
+pub fn request_at_deadline() {
+    DEADLINE_PASSED.store(true, Ordering::SeqCst);
+    request();
+}
+
+/// Whether the campaign was asked to stop before its time was up (a signal, the broker
+/// exiting), as this process saw it.
+pub fn stopped_early() -> bool {
+    requested() && !DEADLINE_PASSED.load(Ordering::SeqCst)
+}
+
 /// Asks every process of the campaign to stop.
 pub fn request() {
     LOCAL_STOP.store(true, Ordering::SeqCst);

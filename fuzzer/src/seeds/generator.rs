@@ -222,6 +222,7 @@ impl<S: HasRand + HasMetadata> Generator<Variant, S> for SeedGenerator {
                     progress.rejected += 1;
                     log::info!("seed `{origin}` rejected: {reason}");
                 }
+                Err(_) if shutdown::requested() => return Err(Error::shutting_down()),
                 Err(e) => log::error!("cannot make a seed: {e}"),
             }
         }
