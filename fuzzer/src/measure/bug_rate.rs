@@ -52,7 +52,7 @@ struct Yield {
 /// Triages a finished campaign (every core the study has; `reducer` as `ccfuzz triage
 /// --reducer` takes it) and reads what it found.
 fn triage_and_count(plan: &RunPlan, run: &Run, reducer: Option<&str>) -> Result<Yield> {
-    let log = std::fs::File::create(run.dir.with_extension("triage.log"))?;
+    let log = std::fs::File::create(super::experiment::beside(&run.dir, "triage.log"))?;
     let mut triage = Command::new(&plan.binary);
     triage.arg("triage").arg(&run.dir);
     if let Some(reducer) = reducer {

@@ -88,12 +88,21 @@ pub struct Run {
     pub reports: Vec<ClientReport>,
 }
 
+/// `DIR.suffix` beside a run's directory, whatever dots the setup's name holds (`share-0.5-1`).
+pub fn beside(dir: &Path, suffix: &str) -> PathBuf {
+    let mut name = dir.as_os_str().to_owned();
+    name.push(".");
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 /// Runs one campaign of `setup` on `cores` into `dir` and returns its clients' reports.
 pub fn run_once(plan: &RunPlan, setup: &Setup, cores: &[usize], dir: &Path) -> Result<Run> {
     let cores: Vec<String> = cores.iter().map(usize::to_string).collect();
     let _ = std::fs::remove_dir_all(dir);
     let port = crate::campaign::broker::free_port()?;
-    let log = std::fs::File::create(dir.with_extension("log"))?;
+    let log_path = beside(dir, "log");
+    let log = std::fs::File::create(&log_path)?;
     let mut command = Command::new(&plan.binary);
     command
         .arg("fuzz")
@@ -116,7 +125,7 @@ pub fn run_once(plan: &RunPlan, setup: &Setup, cores: &[usize], dir: &Path) -> R
         bail!(
             "campaign {} failed ({status}): see {}",
             dir.display(),
-            dir.with_extension("log").display()
+            log_path.display()
         );
     }
     let mut reports = Vec::new();
@@ -414,6 +423,14 @@ pub fn guidance_experiment(plan: &RunPlan, on: &Setup, off: &Setup) -> Result<St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_log_keeps_the_dots_of_its_setup_name() {
+        assert_eq!(
+            beside(Path::new("study/share-0.5-1"), "triage.log"),
+            PathBuf::from("study/share-0.5-1.triage.log")
+        );
+    }
 
     #[test]
     fn setups_are_fuzz_options() {
