@@ -4,18 +4,27 @@
 # (`ccfuzz mutate`), and each variant must print what its seed prints and exit as it does
 # under gcc-12 -O0 and clang-19 -O0, and run cleanly under clang-19's UBSan+ASan and MSan.
 #
-#   tests/studies/torture_variants.sh target/release/ccfuzz OUT SEED_DIR VARIANTS [MAX_SEEDS]
+#   tests/studies/torture_variants.sh target/release/ccfuzz OUT SEED_DIR VARIANTS [MAX_SEEDS [SKIP]]
+#
+# Variants come from the MAX_SEEDS accepted tests (sorted by path) after the first SKIP. With
+# VETTING=FILE (an earlier run's OUT/vetting.txt) the tests are not vetted again. A family whose
+# chain stops early (Athena on a test with little code that never ran) still has the variants it
+# made checked.
 #
 # Prints the vetting counts, then per family "FAMILY: N variants of S seeds; wrong under gcc G,
 # under clang C; sanitizer reports U (UBSan+ASan), M (MSan)"; every failure's first line goes
 # to OUT/failures.txt.
 set -u
-bin=$(realpath "$1"); out=$2; dir=$(realpath "$3"); per=$4; max=${5:-1000000}
+bin=$(realpath "$1"); out=$2; dir=$(realpath "$3"); per=$4; max=${5:-1000000}; skip=${6:-0}
 rm -rf "$out"; mkdir -p "$out"; out=$(realpath "$out")
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-"$bin" seeds --store "$out/store" --dir "$dir" > "$out/vetting.txt" 2>&1
+if [ -n "${VETTING:-}" ]; then
+  cp "$VETTING" "$out/vetting.txt"
+else
+  "$bin" seeds --store "$out/store" --dir "$dir" > "$out/vetting.txt" 2>&1
+fi
 grep -E 'seeds: |rejections' "$out/vetting.txt"
-mapfile -t accepted < <(sed -n 's/^seed \(.*\): accepted as .*/\1/p' "$out/vetting.txt" | sort | head -n "$max")
+mapfile -t accepted < <(sed -n 's/^seed \(.*\): accepted as .*/\1/p' "$out/vetting.txt" | sort | tail -n +$((skip + 1)) | head -n "$max")
 
 # Runs binary $1 with a 10 s limit; prints its stdout and then its exit status.
 outcome() { (cd "$work" && timeout -s KILL 10 "$1"; echo "exit $?"); }
@@ -28,7 +37,8 @@ for seed in "${accepted[@]}"; do
   expected=$(outcome "$work/seed")
   for family in "${families[@]}"; do
     vdir="$out/variants/$(basename "$seed" .c)-$family"
-    timeout 300 "$bin" mutate --seed "$seed" --mutator "$family" -n "$per" --out "$vdir" > /dev/null 2>&1 || continue
+    timeout 300 "$bin" mutate --seed "$seed" --mutator "$family" -n "$per" --out "$vdir" > /dev/null 2>&1
+    compgen -G "$vdir/variant-*.c" > /dev/null || continue
     seeds[$family]=$((seeds[$family] + 1))
     for v in "$vdir"/variant-*.c; do
       [ -e "$v" ] || continue
