@@ -27,7 +27,11 @@ pub fn finish(out: &Path, tmp: &Path, started: SystemTime) {
 /// What the launcher prints when the campaign has stopped: why, how long it ran, and what the
 /// client reports written since `started` and the output directory hold.
 pub fn summary(out: &Path, started: SystemTime) -> String {
-    let reason = if stopped_early() { "stopped on request" } else { "finished" };
+    let reason = if stopped_early() {
+        "stopped on request"
+    } else {
+        "finished"
+    };
     let elapsed = started.elapsed().unwrap_or(Duration::ZERO);
     let executions: u64 = std::fs::read_dir(out.join("clients"))
         .into_iter()
