@@ -17,14 +17,14 @@ use identifiers::{identifiers, IdentRole};
 
 /// Statements longer than this are not pooled: Athena inserts statements and small blocks.
 const MAX_ENTRY_BYTES: usize = 600;
-/// A pool this large is representative; more entries only slow down candidate counting. A full
-/// pool makes room for a new seed's statements by dropping its oldest ones: a campaign's pool
-/// follows its latest seeds, and at a kilobyte or more an entry (20,000 of them were tens of
-/// megabytes per client) its memory stops growing after a few csmith seeds.
-/// On csmith seeds an entry holds 850 bytes of heap (`ccfuzz bench --parts variants`): its text
-/// is one allocation, and the names it uses with their declarations are its seed's, shared with
-/// the seed's other entries (2 KB per entry, 10 MB per full pool, when each kept its own).
-const MAX_POOL_ENTRIES: usize = 5_000;
+/// About the statements of six csmith seeds (390 each), as many as a client's rotation of chains
+/// and the seed that comes next: a full pool makes room for a new seed's statements by dropping
+/// its oldest ones, so a campaign's pool follows its latest seeds. The pool is full within the
+/// first minutes of a campaign; at 5,000 entries it went on filling for half an hour, which kept
+/// a client's memory growing that long. On csmith seeds an entry holds 850 bytes of heap
+/// (`ccfuzz bench --parts variants`): its text is one allocation, and the names it uses with
+/// their declarations are its seed's, shared with the seed's other entries.
+const MAX_POOL_ENTRIES: usize = 2_500;
 
 /// The control-flow shape of a statement: its kind and the shapes of its children.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -125,7 +125,14 @@ fn scratch_does_not_grow_with_executions() {
         let mut command = fuzz_on_one_core(&out, &config);
         command
             .current_dir(dir.path())
-            .args(["--variants-per-seed", "25", "--iterations", "150"])
+            .args([
+                "--variants-per-seed",
+                "25",
+                "--iterations",
+                "150",
+                "--max-seed-share",
+                "1",
+            ])
             .stdout(std::fs::File::create(&log).unwrap())
             .stderr(Stdio::null())
             .process_group(0);
@@ -158,4 +165,36 @@ fn scratch_does_not_grow_with_executions() {
     assert!(!out.join("tmp").exists());
     // csmith runs inside the scratch directory, not in the campaign's working directory.
     assert!(!dir.path().join("platform.info").exists());
+
+    // Six seeds through a rotation of four: the retired chains' entries left the client's
+    // memory, and their files stayed.
+    let report = client_report(&out);
+    assert!(report.mcmc.forgotten_entries > 0, "{report:?}");
+    let files = std::fs::read_dir(out.join("corpus"))
+        .unwrap()
+        .filter(|e| !e.as_ref().unwrap().file_name().to_string_lossy().starts_with('.'))
+        .count();
+    assert!(
+        files > report.corpus,
+        "{files} files for {} entries in memory",
+        report.corpus
+    );
+}
+
+#[test]
+fn with_a_fast_compiler_seed_making_keeps_to_its_share_of_the_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["tcc"], 60.0);
+    // A csmith seed takes seconds to make and a tcc variant a fraction of one: at the default
+    // share of a quarter, the first seed keeps being mutated well past its 5 variants.
+    let log = campaign(&out, &config, &["--variants-per-seed", "5", "--iterations", "40"]);
+    let report = client_report(&out);
+    assert!(report.executions >= 40, "{log}");
+    assert!(
+        report.mcmc.chains <= 2,
+        "{} seeds for {} executions at 5 variants per seed\n{log}",
+        report.mcmc.chains,
+        report.executions
+    );
 }

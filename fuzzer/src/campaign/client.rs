@@ -189,6 +189,9 @@ where
         if restored > 0 {
             log::info!("client {}: {restored} chains continue where they stopped", desc.id());
         }
+        // The retired chains' entries, and other clients' entries of seeds without a chain here.
+        let ids: Vec<_> = state.corpus().ids().collect();
+        state.metadata_or_insert_with(McmcChains::default).release_unheld(ids);
     }
     let mut fuzzer = StdFuzzerBuilder::new()
         .input_filter(RepeatedTextFilter::new(programs.clone(), REMEMBERED_TEXTS))

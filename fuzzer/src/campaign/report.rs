@@ -147,6 +147,9 @@ pub struct McmcReport {
     /// (chain length from, mean program distance of the chain's state, decisions), by buckets
     /// of chain length.
     pub distance_by_length: Vec<(u64, f64, u64)>,
+    /// Corpus entries of retired chains taken out of memory (their files stay).
+    #[serde(default)]
+    pub forgotten_entries: u64,
 }
 
 impl McmcReport {
@@ -158,6 +161,7 @@ impl McmcReport {
             acceptance_rate: chains.acceptance_rate(),
             mean_chain_length: chains.mean_length(),
             distance_by_length: chains.by_length.means(),
+            forgotten_entries: chains.forgotten,
         }
     }
 }

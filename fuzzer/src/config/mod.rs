@@ -185,7 +185,8 @@ pub struct Config {
     pub configurations: Vec<CompilerConfig>,
     /// Seconds a compilation may take before it counts as a hang.
     pub compile_timeout: f64,
-    /// Seconds a seed may run during profiling.
+    /// Seconds a seed may run during profiling. Every execution of a variant runs its binary
+    /// once per configuration: a seed that runs for seconds would make its variants slow.
     pub seed_timeout: f64,
     /// Seconds a variant's binary may run (more than `seed_timeout`: the machine is loaded).
     pub run_timeout: f64,
@@ -278,7 +279,7 @@ impl Config {
                 .collect(),
             configurations,
             compile_timeout: 60.0,
-            seed_timeout: 5.0,
+            seed_timeout: 2.0,
             run_timeout: 10.0,
             csmith_include: "/usr/include/csmith".into(),
             csmith_args: vec!["--no-packed-struct".into()],

@@ -27,12 +27,16 @@ pub struct Chain {
     /// Corpus entries of the chain's states by variant name: a chain that returns to a state
     /// moves to its entry instead of adding it again. Emptied when the chain retires.
     pub(super) states: HashMap<String, CorpusId>,
+    /// Every corpus entry of the chain's seed in this client: its states and the variants other
+    /// clients sent. They leave the client's memory when the chain retires.
+    pub(super) entries: Vec<CorpusId>,
 }
 
 impl Chain {
     pub(super) fn new(current: CorpusId, current_name: String) -> Self {
         let states = HashMap::from([(current_name.clone(), current)]);
         Chain {
+            entries: vec![current],
             current,
             current_name,
             energy: 0.0,
@@ -81,6 +85,12 @@ pub struct McmcChains {
     pub proposals: u64,
     pub accepted: u64,
     pub by_length: DistanceByLength,
+    /// Corpus entries no chain will visit again, to be forgotten by the scheduler: LibAFL keeps
+    /// a record of every entry in memory (file names, paths, metadata), which over a day of
+    /// retired chains is what would keep a client's memory growing.
+    pub(super) unvisited: Vec<CorpusId>,
+    /// Entries forgotten so far; their files stay in `corpus/`.
+    pub forgotten: u64,
 }
 impl_serdeany!(McmcChains);
 
@@ -96,6 +106,31 @@ impl McmcChains {
                 chain.states.insert(name.to_string(), id);
             }
         }
+    }
+
+    /// Notes a new corpus entry of `seed`'s chain; an entry of a seed without a chain in the
+    /// rotation will never be visited.
+    pub(super) fn hold(&mut self, seed: &SeedId, id: CorpusId) {
+        match self.chains.get_mut(seed) {
+            Some(chain) if !chain.retired => {
+                if chain.entries.last() != Some(&id) {
+                    chain.entries.push(id);
+                }
+            }
+            _ => self.unvisited.push(id),
+        }
+    }
+
+    /// Every entry that no chain in the rotation holds becomes unvisited (after a resume, whose
+    /// corpus is everything on disk).
+    pub fn release_unheld(&mut self, ids: impl IntoIterator<Item = CorpusId>) {
+        let held: std::collections::HashSet<CorpusId> = self
+            .chains
+            .values()
+            .filter(|chain| !chain.retired)
+            .flat_map(|chain| chain.entries.iter().copied())
+            .collect();
+        self.unvisited = ids.into_iter().filter(|id| !held.contains(id)).collect();
     }
 
     /// The corpus entry of a state a seed's chain has been in.
@@ -132,6 +167,7 @@ impl McmcChains {
         if let Some(chain) = self.chains.get_mut(seed) {
             chain.retired = true;
             chain.states = HashMap::new();
+            self.unvisited.append(&mut chain.entries);
         }
     }
 
@@ -211,11 +247,13 @@ where
         let (Some(chain), Some(&id)) = (chains.chains.get_mut(&seed), by_name.get(&saved.variant)) else {
             continue;
         };
+        let entries = std::mem::take(&mut chain.entries);
         *chain = Chain {
             proposals: saved.proposals,
             accepted: saved.accepted,
             energy: saved.energy,
             distance: saved.distance,
+            entries,
             ..Chain::new(id, saved.variant)
         };
         if saved.retired {
@@ -259,6 +297,7 @@ mod tests {
         }
         chains.active = 2;
         chains.move_chain(&seed(0), CorpusId(7), "w0", 1.0, 0.5);
+        chains.hold(&seed(0), CorpusId(7));
         assert_eq!(chains.known_state(&seed(0), "w0"), Some(CorpusId(7)));
 
         assert_eq!(chains.start(seed(3), CorpusId(3), "v3".into(), Some(3)), Some(seed(0)));
@@ -266,7 +305,9 @@ mod tests {
         // The chain that was turning still is.
         assert_eq!(chains.order[chains.active], seed(2));
         let retired = &chains.chains[&seed(0)];
-        assert!(retired.retired && retired.states.is_empty());
+        assert!(retired.retired && retired.states.is_empty() && retired.entries.is_empty());
+        // The retired chain's seed entry and its state go; the other chains keep theirs.
+        assert_eq!(chains.unvisited, [CorpusId(0), CorpusId(7)]);
         assert_eq!((retired.accepted, retired.current), (1, CorpusId(7)));
         assert_eq!(chains.known_state(&seed(0), "w0"), None);
 
@@ -287,5 +328,24 @@ mod tests {
             assert_eq!(chains.start(seed(n), CorpusId(n.into()), format!("v{n}"), None), None);
         }
         assert_eq!(chains.rotating(), 50);
+    }
+
+    #[test]
+    fn entries_without_a_chain_in_the_rotation_are_unvisited() {
+        let mut chains = McmcChains::default();
+        chains.start(seed(0), CorpusId(0), "v0".into(), Some(1));
+        // Another client's variant of this seed, and one of a seed with no chain here.
+        chains.hold(&seed(0), CorpusId(1));
+        chains.hold(&seed(9), CorpusId(2));
+        assert_eq!(chains.unvisited, [CorpusId(2)]);
+        chains.start(seed(1), CorpusId(3), "v1".into(), Some(1));
+        assert_eq!(chains.unvisited, [CorpusId(2), CorpusId(0), CorpusId(1)]);
+        // A variant arriving for the retired seed is not kept either.
+        chains.hold(&seed(0), CorpusId(4));
+        assert_eq!(chains.unvisited.last(), Some(&CorpusId(4)));
+
+        // After a resume, whatever the rotation does not hold.
+        chains.release_unheld((0..6).map(CorpusId));
+        assert_eq!(chains.unvisited, [0, 1, 2, 4, 5].map(CorpusId));
     }
 }

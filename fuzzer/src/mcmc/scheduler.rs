@@ -1,7 +1,7 @@
 //! [`McmcScheduler`]: hands out the current state of the active chain, moves a chain to a
 //! newly added accepted proposal, starts a chain for every seed, turns to the next seed after a
 //! number of proposals, and retires the oldest chain when the rotation is full, so that a
-//! client holds the parsed seeds of a few chains however long it runs.
+//! client holds the parsed seeds and the corpus records of a few chains however long it runs.
 
 use crate::mcmc::acceptance::LastAcceptance;
 use crate::mcmc::McmcChains;
@@ -60,10 +60,12 @@ where
                 self.programs.forget(&retired);
             }
         }
+        state.metadata_or_insert_with(McmcChains::default).hold(&input.seed, id);
         Ok(())
     }
 
     fn next(&mut self, state: &mut S) -> Result<CorpusId, Error> {
+        forget_unvisited(state)?;
         let chains = state.metadata_or_insert_with(McmcChains::default);
         let id = if chains.order.is_empty() {
             None
@@ -88,4 +90,30 @@ where
         *state.corpus_mut().current_mut() = next_id;
         Ok(())
     }
+}
+
+/// Takes the entries no chain will visit again out of the in-memory corpus, leaving their files
+/// in `corpus/` (LibAFL's removal would delete them). Done when the next entry is scheduled, so
+/// that nothing is removed under a stage or an event handler that still holds an id.
+fn forget_unvisited<S>(state: &mut S) -> Result<(), Error>
+where
+    S: HasCorpus<Variant> + HasMetadata,
+{
+    let unvisited = match state.metadata_map_mut().get_mut::<McmcChains>() {
+        Some(chains) if !chains.unvisited.is_empty() => std::mem::take(&mut chains.unvisited),
+        _ => return Ok(()),
+    };
+    let mut forgotten = 0;
+    for id in unvisited {
+        let Ok(testcase) = state.corpus().get(id) else {
+            continue;
+        };
+        testcase.borrow_mut().filename_mut().take();
+        state.corpus_mut().remove(id)?;
+        forgotten += 1;
+    }
+    if let Some(chains) = state.metadata_map_mut().get_mut::<McmcChains>() {
+        chains.forgotten += forgotten;
+    }
+    Ok(())
 }
