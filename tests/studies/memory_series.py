@@ -10,7 +10,7 @@ memory by kind, the malloc heap's bytes in use and free, the seed cache, the cor
 the output directory's bytes. It stops when no report changed for 5 minutes (--until-gone) or
 when killed. --summary prints, per client, the lowest RSS of each 10-minute window (a window's
 minimum is what the client holds; single samples also catch a seed parse in flight) and the
-ratio of the last window to the one that ends at 10 minutes.
+ratio of the last window to the first one and to the one that starts at 10 minutes.
 """
 import csv
 import glob
@@ -100,9 +100,13 @@ def summary(out):
                   f"shmem {int(low['shared_memory']) / 1e6:.1f}, {low['seed_cache_seeds']} seeds, "
                   f"corpus {low['corpus']}, out {int(low['out_bytes']) / 1e6:.0f} MB)")
         if len(windows) > 1:
-            first = min(int(r["rss"]) for r in windows[min(windows)])
-            last = min(int(r["rss"]) for r in windows[max(windows)])
-            print(f"  last window / first window: {last / max(first, 1):.2f}")
+            lowest = {w: min(int(r["rss"]) for r in samples) for w, samples in windows.items()}
+            last = lowest[max(windows)]
+            print(f"  last window / first window: {last / max(lowest[min(windows)], 1):.2f}")
+            # The first window's lowest sample is the client before its first seed; from 10
+            # minutes on it holds a full rotation of chains.
+            if 1 in lowest and max(windows) > 1:
+                print(f"  last window / 10-20 min window: {last / max(lowest[1], 1):.2f}")
 
 
 def main():

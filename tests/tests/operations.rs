@@ -198,3 +198,23 @@ fn with_a_fast_compiler_seed_making_keeps_to_its_share_of_the_time() {
         report.executions
     );
 }
+
+#[test]
+fn the_deadline_stops_a_client_that_is_waiting_for_a_compiler() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // A compiler under test that never finishes: the first seed's valuation run under it
+    // blocks the client in seed making, long past the campaign's --seconds and up to the
+    // compile timeout, unless the deadline interrupts it.
+    let stuck = dir.path().join("stuck-cc");
+    std::fs::write(&stuck, "#!/bin/sh\nexec sleep 600\n").unwrap();
+    std::fs::set_permissions(&stuck, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = write_config(dir.path(), &[stuck.to_str().unwrap()], 300.0);
+    let log = dir.path().join("log");
+    let mut child = start(&out, &config, &log, &["--seconds", "15"]);
+    // The deadline, then the client's and the broker's shutdown; the compile timeout is 300 s.
+    let status = wait_for_exit(&mut child, Duration::from_secs(120));
+    let printed = std::fs::read_to_string(&log).unwrap();
+    assert!(status.success(), "{status:?}\n{printed}");
+    assert!(printed.contains("campaign finished after"), "{printed}");
+}
