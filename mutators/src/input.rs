@@ -155,8 +155,13 @@ impl Input for Variant {
 
     /// Saves the variant as the difference from its parent when the parent's file is beside it
     /// and this generation is no checkpoint; whole otherwise (a finding, a received testcase).
+    /// A file of the variant's name already holds it (another client saved the same variant):
+    /// it is kept, so that every difference names a file older than itself and reads end.
     fn to_file<P: AsRef<Path>>(&self, path: P) -> Result<(), Error> {
         let path = path.as_ref();
+        if path.file_name().is_some_and(|name| *name == *self.name()) && path.is_file() {
+            return Ok(());
+        }
         if let Some(parent) = &self.lineage.parent {
             let checkpoint = self.lineage.generation.is_multiple_of(CHECKPOINT);
             let beside = path.with_file_name(&parent.name);
@@ -283,6 +288,24 @@ mod tests {
         assert!(std::fs::read(dir.path().join(states[CHECKPOINT as usize + 1].name()))
             .unwrap()
             .starts_with(DELTA_MAGIC));
+    }
+
+    #[test]
+    fn a_variant_saved_again_keeps_its_first_save() {
+        let dir = tempfile::tempdir().unwrap();
+        let states = saved_chain(dir.path(), 3);
+        // Another client reached the last state from elsewhere: its save would name a parent
+        // that is newer than the file.
+        let mut again = states[3].clone();
+        again.lineage.parent = Some(Arc::new(Parent {
+            name: states[1].name(),
+            edits: states[1].edits.clone(),
+        }));
+        let path = dir.path().join(again.name());
+        let first = std::fs::read(&path).unwrap();
+        again.to_file(&path).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), first);
+        assert_eq!(Variant::from_file(&path).unwrap().edits, states[3].edits);
     }
 
     #[test]

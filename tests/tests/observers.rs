@@ -269,7 +269,7 @@ fn a_campaign_on_afl_tcc_and_gcc_statistics_keeps_variants_for_new_edges_and_cou
         let Some(stem) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".metadata")) else {
             continue;
         };
-        let variant = Variant::from_file(out.join("corpus").join(stem.rsplit_once('_').unwrap().0)).unwrap();
+        let variant = Variant::from_file(out.join("corpus").join(stem)).unwrap();
         let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         let values: Vec<&serde_json::Value> = json["metadata"]["map"]
             .as_object()

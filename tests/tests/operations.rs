@@ -110,7 +110,12 @@ fn ctrl_c_stops_cleanly_and_the_campaign_resumes() {
         "{log}"
     );
     assert!(log.contains("chains continue where they stopped"), "{log}");
-    assert!(proposals_in_chains_file(&out) > report.mcmc.proposals);
+    let proposals = proposals_in_chains_file(&out);
+    assert!(
+        proposals > report.mcmc.proposals,
+        "{proposals} proposals after the resumed run, {} before\n{log}",
+        report.mcmc.proposals
+    );
 }
 
 #[test]
@@ -187,13 +192,14 @@ fn with_a_fast_compiler_seed_making_keeps_to_its_share_of_the_time() {
     let out = dir.path().join("out");
     let config = write_config(dir.path(), &["tcc"], 60.0);
     // A csmith seed takes seconds to make and a tcc variant a fraction of one: at the default
-    // share of a quarter, the first seed keeps being mutated well past its 5 variants.
-    let log = campaign(&out, &config, &["--variants-per-seed", "5", "--iterations", "40"]);
+    // share of a quarter, each seed keeps being mutated well past its 2 variants (20 seeds
+    // without the share; on a loaded machine variants slow down more than seed making).
+    let log = campaign(&out, &config, &["--variants-per-seed", "2", "--iterations", "40"]);
     let report = client_report(&out);
     assert!(report.executions >= 40, "{log}");
     assert!(
-        report.mcmc.chains <= 2,
-        "{} seeds for {} executions at 5 variants per seed\n{log}",
+        report.mcmc.chains <= 10,
+        "{} seeds for {} executions at 2 variants per seed\n{log}",
         report.mcmc.chains,
         report.executions
     );

@@ -22,6 +22,7 @@ use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use ccfuzz_observers::novelty::NoveltyFeedback;
+use libafl::corpus::ondisk::OnDiskMetadataFormat;
 use libafl::corpus::{CachedOnDiskCorpus, Corpus, OnDiskCorpus, Testcase};
 use libafl::events::{ClientDescription, EventRestarter, ProgressReporter, SendExiting};
 use libafl::executors::ExitKind;
@@ -160,7 +161,15 @@ where
         Some(state) => state,
         None => StdState::new(
             StdRand::with_seed(current_nanos() ^ desc.id() as u64),
-            CachedOnDiskCorpus::new(options.out.join("corpus"), CORPUS_CACHE)?,
+            // LibAFL's lock files count the clients holding an entry, for its removal; entries
+            // are never removed from disk, and each would cost another file.
+            CachedOnDiskCorpus::with_meta_format_and_prefix(
+                options.out.join("corpus"),
+                CORPUS_CACHE,
+                Some(OnDiskMetadataFormat::JsonPretty),
+                None,
+                false,
+            )?,
             OnDiskCorpus::new(options.out.join("solutions"))?,
             &mut feedback,
             &mut objective,
@@ -182,7 +191,16 @@ where
         // Chains start from the seeds of a resumed corpus, and continue where they were saved;
         // those that had retired stay retired.
         let mut every_chain = McmcScheduler::new(options.mcmc.proposals_per_turn, None, programs.clone());
+        // Seeds' entries first: a chain holds its seed's variants only once it has started.
+        let (mut seeds_first, mut variants) = (Vec::new(), Vec::new());
         for id in state.corpus().ids().collect::<Vec<_>>() {
+            if state.corpus().cloned_input_for_id(id)?.edits.is_empty() {
+                seeds_first.push(id);
+            } else {
+                variants.push(id);
+            }
+        }
+        for id in seeds_first.into_iter().chain(variants) {
             every_chain.on_add(&mut state, id)?;
         }
         let restored = restore_chains(&mut state, &chains_file, rotation)?;

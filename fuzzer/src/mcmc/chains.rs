@@ -124,13 +124,17 @@ impl McmcChains {
     /// Every entry that no chain in the rotation holds becomes unvisited (after a resume, whose
     /// corpus is everything on disk).
     pub fn release_unheld(&mut self, ids: impl IntoIterator<Item = CorpusId>) {
-        let held: std::collections::HashSet<CorpusId> = self
-            .chains
+        let held = self.held();
+        self.unvisited = ids.into_iter().filter(|id| !held.contains(id)).collect();
+    }
+
+    /// The entries of the chains in the rotation, their current states included.
+    pub(super) fn held(&self) -> std::collections::HashSet<CorpusId> {
+        self.chains
             .values()
             .filter(|chain| !chain.retired)
-            .flat_map(|chain| chain.entries.iter().copied())
-            .collect();
-        self.unvisited = ids.into_iter().filter(|id| !held.contains(id)).collect();
+            .flat_map(|chain| chain.entries.iter().copied().chain([chain.current]))
+            .collect()
     }
 
     /// The corpus entry of a state a seed's chain has been in.
@@ -344,8 +348,10 @@ mod tests {
         chains.hold(&seed(0), CorpusId(4));
         assert_eq!(chains.unvisited.last(), Some(&CorpusId(4)));
 
-        // After a resume, whatever the rotation does not hold.
+        // After a resume, whatever the rotation does not hold; a chain's current state (as
+        // restored from the chains file) is held.
+        chains.chains.get_mut(&seed(1)).unwrap().current = CorpusId(5);
         chains.release_unheld((0..6).map(CorpusId));
-        assert_eq!(chains.unvisited, [0, 1, 2, 4, 5].map(CorpusId));
+        assert_eq!(chains.unvisited, [0, 1, 2, 4].map(CorpusId));
     }
 }

@@ -99,12 +99,13 @@ fn forget_unvisited<S>(state: &mut S) -> Result<(), Error>
 where
     S: HasCorpus<Variant> + HasMetadata,
 {
-    let unvisited = match state.metadata_map_mut().get_mut::<McmcChains>() {
-        Some(chains) if !chains.unvisited.is_empty() => std::mem::take(&mut chains.unvisited),
+    let (unvisited, held) = match state.metadata_map_mut().get_mut::<McmcChains>() {
+        Some(chains) if !chains.unvisited.is_empty() => (std::mem::take(&mut chains.unvisited), chains.held()),
         _ => return Ok(()),
     };
     let mut forgotten = 0;
-    for id in unvisited {
+    // An entry a chain in the rotation holds stays, whatever put it on the list.
+    for id in unvisited.into_iter().filter(|id| !held.contains(id)) {
         let Ok(testcase) = state.corpus().get(id) else {
             continue;
         };
