@@ -132,6 +132,20 @@ fn variant_time(options: &BenchOptions) -> Result<()> {
         estimated as f64 / 1e6
     );
     drop(cache);
+    let heap_before_graphs = MemoryReport::of_this_process().heap_in_use_bytes;
+    let graphs = ids
+        .iter()
+        .map(|id| Ok(ccfuzz_mutators::cfg::Cfg::of_seed(&programs.get(id)?.program)))
+        .collect::<Result<Vec<_>>>()?;
+    println!(
+        "heap held by the control-flow graphs of {} seeds (the program distance's reference): {:.1} MB",
+        graphs.len(),
+        MemoryReport::of_this_process()
+            .heap_in_use_bytes
+            .saturating_sub(heap_before_graphs) as f64
+            / 1e6
+    );
+    drop(graphs);
     let heap_before_pool = MemoryReport::of_this_process().heap_in_use_bytes;
     let mut pool = Pool::default();
     for id in &ids {
