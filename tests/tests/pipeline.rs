@@ -309,6 +309,12 @@ fn no_variants_per_seed_is_plain_differential_testing() {
         "{making:?}"
     );
     assert!(making.seconds <= report.wall_seconds, "{report:?}");
+    // And the CPU it took, the client's and its children's, part of the client's totals.
+    assert!(0.0 < making.own_cpu && making.own_cpu <= report.own_cpu, "{report:?}");
+    assert!(
+        0.0 < making.children_cpu && making.children_cpu <= report.children_cpu,
+        "{report:?}"
+    );
 }
 
 /// Eight Orion proposals on the one seed stored in `out` (`env` set for the campaign), none of

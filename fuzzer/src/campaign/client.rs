@@ -5,7 +5,7 @@ use crate::campaign::options::{
     CampaignOptions, CampaignState, MixedSource, SeedSource, CORPUS_CACHE, SEED_CACHE_BYTES,
 };
 use crate::campaign::progress::{report_chains, report_observed};
-use crate::campaign::report::{write_client_report, ClientFigures};
+use crate::campaign::report::{write_client_report, ClientFigures, CpuSpent};
 use crate::campaign::resume::reload_corpus;
 use crate::exec::executor::{ExecutionObservers, ExecutorTotals};
 use crate::exec::repeats::{RepeatedTextFilter, REMEMBERED_TEXTS};
@@ -221,12 +221,13 @@ where
 
     // This client's share of stored seeds that the corpus lacks (directory seeds, or seeds
     // profiled before a kill).
+    let mut seed_cpu = CpuSpent::default();
     if fresh {
         let in_corpus = state.metadata_or_insert_with(SeedsInCorpus::default).0.clone();
         let ids = store.ids().map_err(anyhow_to_libafl)?;
         for (index, id) in ids.into_iter().enumerate() {
             if index % client_count == desc.id() % client_count && !in_corpus.contains(&id) {
-                add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, id)?;
+                seed_cpu.measure(|| add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, id))?;
             }
         }
     }
@@ -268,9 +269,12 @@ where
     };
     if state.corpus().count() == 0 {
         if variants_per_seed.is_some() {
-            if let Some(seed) = shutdown::as_stop_request(seeds.generate(&mut state))? {
-                add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, seed.seed)?;
-            }
+            seed_cpu.measure(|| -> Result<(), Error> {
+                if let Some(seed) = shutdown::as_stop_request(seeds.generate(&mut state))? {
+                    add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, seed.seed)?;
+                }
+                Ok(())
+            })?;
         } else {
             // Another client may hold all the seeds; wait for them to arrive.
             while state.corpus().count() == 0 {
@@ -320,7 +324,7 @@ where
                 started.elapsed().as_secs_f64(),
                 seeds.maker.timing.describe()
             );
-            reports.write(&state, &executor.totals, &seeds.maker.timing, &programs);
+            reports.write(&state, &executor.totals, &seeds.maker.timing, seed_cpu, &programs);
             if let Ok(chains) = state.metadata::<McmcChains>() {
                 if let Err(e) = save_chains(chains, &chains_file) {
                     log::warn!("cannot save the chains to {}: {e}", chains_file.display());
@@ -358,15 +362,16 @@ where
         }
         if variants_per_seed.is_some_and(|n| due(n) || idle_rounds >= STALLED_ROUNDS) {
             last_seed_at = executions;
-            match seeds.generate(&mut state) {
-                Ok(seed) => {
-                    add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, seed.seed)?;
+            seed_cpu.measure(|| -> Result<(), Error> {
+                match seeds.generate(&mut state) {
+                    Ok(seed) => add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, seed.seed)?,
+                    Err(_) if shutdown::requested() => {}
+                    // A mix of directories only: the chains go on from the seeds taken.
+                    Err(Error::Empty(..)) => {}
+                    Err(e) => log::error!("client {}: {e}", desc.id()),
                 }
-                Err(_) if shutdown::requested() => {}
-                // A mix of directories only: the chains go on from the seeds taken.
-                Err(Error::Empty(..)) => {}
-                Err(e) => log::error!("client {}: {e}", desc.id()),
-            }
+                Ok(())
+            })?;
             return_freed_memory();
         }
         // No variants per seed is plain differential testing: a new seed each round, no mutation.
@@ -402,7 +407,7 @@ where
         // followed from outside.
         if last_report.elapsed() >= Duration::from_secs(60) {
             last_report = std::time::Instant::now();
-            reports.write(&state, &executor.totals, &seeds.maker.timing, &programs);
+            reports.write(&state, &executor.totals, &seeds.maker.timing, seed_cpu, &programs);
         }
     }
 }
@@ -416,7 +421,14 @@ struct ReportWriter<'a> {
 }
 
 impl ReportWriter<'_> {
-    fn write(&self, state: &CampaignState, totals: &ExecutorTotals, seed_timing: &SeedTiming, programs: &Programs) {
+    fn write(
+        &self,
+        state: &CampaignState,
+        totals: &ExecutorTotals,
+        seed_timing: &SeedTiming,
+        seed_cpu: CpuSpent,
+        programs: &Programs,
+    ) {
         let covered = self
             .observed_maps
             .iter()
@@ -431,6 +443,7 @@ impl ReportWriter<'_> {
             totals,
             covered,
             seed_timing,
+            seed_cpu,
             wall: self.started.elapsed(),
             seed_cache: programs.held(),
         };

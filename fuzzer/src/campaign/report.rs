@@ -123,16 +123,45 @@ pub struct SeedMakingReport {
     pub seconds: f64,
     pub sanitizer_seconds: f64,
     pub guard_warning_seconds: f64,
+    /// CPU seconds of the client and of its children in seed making and the seeds' first
+    /// executions: what tells the harness's cost per seed from its cost per execution.
+    #[serde(default)]
+    pub own_cpu: f64,
+    #[serde(default)]
+    pub children_cpu: f64,
 }
 
-impl From<&SeedTiming> for SeedMakingReport {
-    fn from(timing: &SeedTiming) -> Self {
+impl SeedMakingReport {
+    fn of(timing: &SeedTiming, cpu: CpuSpent) -> Self {
         SeedMakingReport {
             candidates: timing.seeds,
             seconds: timing.total.as_secs_f64(),
             sanitizer_seconds: timing.sanitizers.as_secs_f64(),
             guard_warning_seconds: timing.guard_warnings.as_secs_f64(),
+            own_cpu: cpu.own,
+            children_cpu: cpu.children,
         }
+    }
+}
+
+/// CPU seconds of the client process and of its waited-for children in one part of its work.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuSpent {
+    pub own: f64,
+    pub children: f64,
+}
+
+impl CpuSpent {
+    /// Runs `work` and adds what it took to this account. A client does one thing at a time
+    /// (its helper threads and children are waited for), so the process's counters are `work`'s.
+    pub fn measure<T>(&mut self, work: impl FnOnce() -> T) -> T {
+        use nix::sys::resource::UsageWho::{RUSAGE_CHILDREN, RUSAGE_SELF};
+        let now = |who| cpu_seconds(who).unwrap_or(0.0);
+        let (own, children) = (now(RUSAGE_SELF), now(RUSAGE_CHILDREN));
+        let result = work();
+        self.own += now(RUSAGE_SELF) - own;
+        self.children += now(RUSAGE_CHILDREN) - children;
+        result
     }
 }
 
@@ -171,6 +200,7 @@ pub struct ClientFigures<'a> {
     pub totals: &'a ExecutorTotals,
     pub covered: BTreeMap<String, u64>,
     pub seed_timing: &'a SeedTiming,
+    pub seed_cpu: CpuSpent,
     pub wall: std::time::Duration,
     /// Parsed seeds held in memory, and their estimated bytes.
     pub seed_cache: (usize, usize),
@@ -194,7 +224,7 @@ pub fn write_client_report(
         covered: figures.covered,
         invalid: state.metadata::<InvalidVariants>().cloned().unwrap_or_default(),
         wall_seconds: figures.wall.as_secs_f64(),
-        seed_making: figures.seed_timing.into(),
+        seed_making: SeedMakingReport::of(figures.seed_timing, figures.seed_cpu),
         reused_runs: figures.totals.reused_runs,
         reference_runs: figures.totals.reference_runs,
         repeated_texts: state.metadata::<RepeatedTexts>().map_or(0, |r| r.0),
@@ -209,4 +239,48 @@ pub fn write_client_report(
     let partial = out.join(format!(".client-{id}.json.partial"));
     std::fs::write(&partial, serde_json::to_vec_pretty(&report)?)?;
     std::fs::rename(&partial, dir.join(format!("client-{id}.json")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CpuSpent;
+    use std::process::Command;
+    use std::time::Duration;
+
+    fn thread_cpu() -> Duration {
+        let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_THREAD).unwrap();
+        let (user, system) = (usage.user_time(), usage.system_time());
+        Duration::from_micros((user.tv_sec() + system.tv_sec()) as u64 * 1_000_000)
+            + Duration::from_micros((user.tv_usec() + system.tv_usec()) as u64)
+    }
+
+    fn burn(cpu: Duration) -> Duration {
+        let start = thread_cpu();
+        let mut x = 0u64;
+        while thread_cpu() - start < cpu {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        thread_cpu() - start
+    }
+
+    // Other tests run beside this one in the same process: only lower bounds are certain, and
+    // a part that did nothing takes a moment, much less than the process's total.
+    #[test]
+    fn a_measured_part_counts_the_cpu_it_and_its_children_use_from_its_start() {
+        burn(Duration::from_millis(60));
+        let mut idle = CpuSpent::default();
+        idle.measure(|| ());
+        assert!(idle.own < 0.03 && idle.children < 0.03, "{idle:?}");
+        let mut spent = CpuSpent::default();
+        let burned = spent.measure(|| burn(Duration::from_millis(60)));
+        assert!(spent.own >= 0.9 * burned.as_secs_f64(), "{spent:?} for {burned:?}");
+        spent.measure(|| {
+            let status = Command::new("sh")
+                .args(["-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"])
+                .status()
+                .unwrap();
+            assert!(status.success());
+        });
+        assert!(spent.children > 0.05, "{spent:?}");
+    }
 }

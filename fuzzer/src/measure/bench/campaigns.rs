@@ -107,21 +107,27 @@ fn campaign(options: &BenchOptions, name: &str, config_file: &Path, cores: &str)
     }
     let total = children_cpu()? - before;
     let (mut executions, mut own, mut children, mut accepted) = (0, 0.0, 0.0, 0);
+    let (mut seed_own, mut seed_children) = (0.0, 0.0);
     for entry in std::fs::read_dir(out.join("clients")).context("the campaign wrote no client report")? {
         let report: ClientReport = serde_json::from_slice(&std::fs::read(entry?.path())?)?;
         executions += report.executions;
         own += report.own_cpu;
         children += report.children_cpu;
         accepted += report.mcmc.accepted;
+        seed_own += report.seed_making.own_cpu;
+        seed_children += report.seed_making.children_cpu;
     }
     // The broker and the restarter processes are the rest of the tree.
     let other = (total - own - children).max(0.0);
     let rate = executions as f64 / options.seconds as f64;
-    let own_share = (own + other) / (own + other + children).max(1e-9);
+    let share = |own: f64, children: f64| own / (own + children).max(1e-9);
+    let own_share = share(own + other, children);
     println!(
-        "{name}, cores {cores}: {executions} executions in {} s = {rate:.2} executions/s; CPU: fuzzer clients {own:.2} s, broker and restarters {other:.2} s, compilers/binaries/csmith {children:.2} s; fuzzer's own share {:.2}%",
+        "{name}, cores {cores}: {executions} executions in {} s = {rate:.2} executions/s; CPU: fuzzer clients {own:.2} s (seed making {seed_own:.2} s), broker and restarters {other:.2} s, compilers/binaries/csmith {children:.2} s (seed making {seed_children:.2} s); fuzzer's own share {:.2}%: {:.2}% in executing variants (with the broker), {:.2}% in making seeds",
         options.seconds,
-        100.0 * own_share
+        100.0 * own_share,
+        100.0 * share(own - seed_own + other, children - seed_children),
+        100.0 * share(seed_own, seed_children),
     );
     Ok(CampaignFigures {
         rate,
