@@ -109,8 +109,10 @@ pub struct Fragment {
     pub holes: Box<[Hole]>,
     /// The donor's names that the entry uses.
     free_names: Box<[u32]>,
-    /// The entry names a struct, union or enum tag, meaningful only in its own seed.
-    uses_tags: bool,
+    /// The entry names a struct, union or enum tag, meaningful only in its own seed and only
+    /// where that tag is declared: from the start of the donor's function body on (a csmith
+    /// program defines its structs after the safe-math functions that open it).
+    tags_in_scope_from: Option<usize>,
     /// Variables declared inside the entry: a hole must not be renamed to one of them.
     inner_names: Box<[Box<str>]>,
     pub needs_loop: bool,
@@ -265,7 +267,12 @@ impl<'t> Site<'t> {
             return None;
         }
         let same_seed = entry.origin() == target_seed;
-        if !same_seed && (fragment.uses_tags || !fragment.holes.iter().all(|h| portable(&h.ty))) {
+        if let Some(from) = fragment.tags_in_scope_from {
+            if !same_seed || self.offset < from {
+                return None;
+            }
+        }
+        if !same_seed && !fragment.holes.iter().all(|h| portable(&h.ty)) {
             return None;
         }
         let free_names = || fragment.free_names.iter().map(|&n| n as usize);
@@ -414,13 +421,21 @@ fn extract(program: &Program, donor: &mut Donor, stmt: &Statement, text_hash: u6
         hole_uses: hole_uses.into(),
         holes: holes.into(),
         free_names: free_names.into(),
-        uses_tags,
+        tags_in_scope_from: uses_tags.then(|| function_body_start(program, stmt.id)),
         inner_names: inner_names.into(),
         needs_loop,
         needs_break_target,
         shape: Shape::of(program, stmt.id),
         text_hash,
     })
+}
+
+/// Where the body of the function holding a statement starts.
+fn function_body_start(program: &Program, mut id: StmtId) -> usize {
+    while let Some(parent) = program.statement(id).parent {
+        id = parent;
+    }
+    program.statement(id).span.start
 }
 
 /// The statement and every statement nested in it.
@@ -535,6 +550,26 @@ mod tests {
         let found = texts(&pool, &donor, &donor_id, own);
         assert!(found.contains(&"s.a = i;".to_string()), "{found:?}");
         assert!(found.contains(&"i = k(i);".to_string()), "{found:?}");
+    }
+
+    #[test]
+    fn in_its_own_seed_a_statement_naming_a_tag_fits_only_where_the_tag_is_declared() {
+        // As csmith lays a program out: helper functions, then the structs, then the code.
+        let seed = program(
+            "int helper(int x) { x = x + 1; return x; } struct S1 { int f; }; \
+             void g(int i) { { struct S1 s = {1}; i = s.f; } i = i * 2; }",
+        );
+        let id = SeedId::of_text(&seed.text);
+        let mut pool = Pool::default();
+        pool.add_seed(&id, &seed);
+        let declares_s = |found: &[String]| found.iter().any(|t| t.contains("struct S1 s"));
+        let before_struct = seed.statement(seed.roots[0]).children[0];
+        let found = texts(&pool, &seed, &id, before_struct);
+        assert!(!declares_s(&found), "{found:?}");
+        assert!(found.contains(&"x = x * 2;".to_string()), "{found:?}");
+        let after_struct = seed.statement(seed.roots[1]).children[1];
+        let found = texts(&pool, &seed, &id, after_struct);
+        assert!(declares_s(&found), "{found:?}");
     }
 
     #[test]
