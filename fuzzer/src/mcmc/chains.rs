@@ -112,11 +112,7 @@ impl McmcChains {
     /// rotation will never be visited.
     pub(super) fn hold(&mut self, seed: &SeedId, id: CorpusId) {
         match self.chains.get_mut(seed) {
-            Some(chain) if !chain.retired => {
-                if chain.entries.last() != Some(&id) {
-                    chain.entries.push(id);
-                }
-            }
+            Some(chain) if !chain.retired => chain.entries.push(id),
             _ => self.unvisited.push(id),
         }
     }

@@ -53,14 +53,17 @@ where
         let chains = state.metadata_or_insert_with(McmcChains::default);
         if let Some((energy, distance)) = acceptance {
             chains.move_chain(&input.seed, id, &name, energy, distance);
+            chains.hold(&input.seed, id);
             state.remove_metadata::<LastAcceptance>();
         } else if input.edits.is_empty() && !chains.chains.contains_key(&input.seed) {
+            // A chain holds its seed's entry from its start.
             if let Some(retired) = chains.start(input.seed.clone(), id, name, self.rotation) {
                 log::debug!("mcmc: the chain of seed {retired} retires");
                 self.programs.forget(&retired);
             }
+        } else {
+            chains.hold(&input.seed, id);
         }
-        state.metadata_or_insert_with(McmcChains::default).hold(&input.seed, id);
         Ok(())
     }
 
