@@ -7,7 +7,7 @@
 //! restoring it, and a transplant is undone by removing it. The four kinds of move are drawn
 //! with equal probability, so that probability cancels from the ratio.
 
-use crate::cfg::{distance, Cfg, DistanceWeights};
+use crate::cfg::{DistanceWeights, SeedGraph};
 use crate::edit::Edit;
 use crate::input::Variant;
 use crate::metropolis::accepts;
@@ -189,7 +189,7 @@ pub struct AthenaChain {
     pub distance: f64,
     pub proposals: u64,
     pub accepted: u64,
-    seed_cfg: Cfg,
+    seed_graph: SeedGraph,
     params: AthenaParams,
 }
 
@@ -200,7 +200,7 @@ impl AthenaChain {
             distance: 0.0,
             proposals: 0,
             accepted: 0,
-            seed_cfg: Cfg::of_seed(program),
+            seed_graph: SeedGraph::of(program),
             params,
         }
     }
@@ -211,8 +211,7 @@ impl AthenaChain {
             return false;
         };
         self.proposals += 1;
-        let cfg = Cfg::of_variant(program, &proposal.edits);
-        let proposed = distance(&cfg, &self.seed_cfg, self.params.weights);
+        let proposed = self.seed_graph.distance(program, &proposal.edits, self.params.weights);
         if !accepts(self.distance, proposed, proposal.log_q_ratio, self.params.sigma, rand) {
             return false;
         }

@@ -6,6 +6,10 @@
 //! brings the vertices of its shape, a live-code snippet is one vertex and a guard wraps its
 //! statement in a conditional vertex. Vertices keep the identity of the seed statement they come
 //! from, so the graphs of a seed and its variant share exactly what the edits left alone.
+//!
+//! Every vertex and edge belongs to one function, so a variant's graph differs from its seed's
+//! only in the functions its edits touch: [`SeedGraph`] keeps the seed's graph by function and
+//! rebuilds only those to measure a variant's distance.
 
 use crate::edit::Edit;
 use crate::model::{Program, StmtId, StmtKind};
@@ -30,6 +34,7 @@ pub enum Vertex {
     },
 }
 
+/// The control-flow graph of one function, or of a whole program.
 #[derive(Debug, Default)]
 pub struct Cfg {
     pub vertices: HashSet<Vertex>,
@@ -45,25 +50,115 @@ impl Cfg {
             .count()
     }
 
-    pub fn of_seed(program: &Program) -> Cfg {
-        Cfg::of_variant(program, &[])
+    /// The whole program's graph: what [`SeedGraph::distance`] must agree with.
+    #[cfg(test)]
+    fn of_variant(program: &Program, edits: &[Edit]) -> Cfg {
+        let context = BuildContext::new(program, edits);
+        let mut whole = Cfg::default();
+        for function in 0..program.roots.len() {
+            let cfg = context.function(function);
+            whole.vertices.extend(cfg.vertices);
+            whole.edges.extend(cfg.edges);
+        }
+        whole
     }
 
-    pub fn of_variant(program: &Program, edits: &[Edit]) -> Cfg {
-        let tree = Tree::build(program, edits);
-        let mut builder = FlowBuilder {
-            cfg: Cfg::default(),
-            labels: HashMap::new(),
-        };
-        for (index, root) in tree.iter().enumerate() {
-            let (entry, exit) = (Vertex::Entry(index as u32), Vertex::Exit(index as u32));
-            builder.cfg.vertices.extend([entry, exit]);
-            builder.labels.clear();
-            root.collect_labels(&mut builder.labels);
-            let first = builder.flow(root, exit, Jumps::default(), exit);
-            builder.cfg.edges.insert((entry, first));
+    fn counts(&self) -> Counts {
+        Counts {
+            vertices: self.vertices.len(),
+            edges: self.edges.len(),
+            statements: self.size(),
         }
-        builder.cfg
+    }
+
+    /// What this graph shares with `other` (statements left uncounted: the distance needs only
+    /// the sizes of the two graphs).
+    fn shared_with(&self, other: &Cfg) -> Counts {
+        Counts {
+            vertices: self.vertices.intersection(&other.vertices).count(),
+            edges: self.edges.intersection(&other.edges).count(),
+            statements: 0,
+        }
+    }
+}
+
+/// Vertices, edges and statements of a graph, or those two graphs share.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    vertices: usize,
+    edges: usize,
+    statements: usize,
+}
+
+impl Counts {
+    /// These counts with one function's `before` replaced by its `after`.
+    fn replacing(self, before: Counts, after: Counts) -> Counts {
+        Counts {
+            vertices: self.vertices - before.vertices + after.vertices,
+            edges: self.edges - before.edges + after.edges,
+            statements: self.statements - before.statements + after.statements,
+        }
+    }
+}
+
+/// A seed's control-flow graph, function by function.
+#[derive(Debug)]
+pub struct SeedGraph {
+    functions: Vec<Cfg>,
+    /// The function (index in the program's roots) each statement belongs to.
+    function_of: Vec<Option<u32>>,
+    total: Counts,
+}
+
+impl SeedGraph {
+    pub fn of(program: &Program) -> SeedGraph {
+        let context = BuildContext::new(program, &[]);
+        let functions: Vec<Cfg> = (0..program.roots.len()).map(|f| context.function(f)).collect();
+        let mut function_of = vec![None; program.statements.len()];
+        for (function, &root) in program.roots.iter().enumerate() {
+            let mut pending = vec![root];
+            while let Some(id) = pending.pop() {
+                function_of[id as usize] = Some(function as u32);
+                pending.extend(&program.statement(id).children);
+            }
+        }
+        let total = functions.iter().fold(Counts::default(), |sum, cfg| {
+            sum.replacing(Counts::default(), cfg.counts())
+        });
+        SeedGraph {
+            functions,
+            function_of,
+            total,
+        }
+    }
+
+    /// Statements in the seed's graph.
+    pub fn size(&self) -> usize {
+        self.total.statements
+    }
+
+    /// Δ(Q; P) of the variant `edits` make of the seed `program`, whose graph this is.
+    pub fn distance(&self, program: &Program, edits: &[Edit], w: DistanceWeights) -> f64 {
+        // An edit naming a statement outside every function changes no graph, as it changes
+        // no text.
+        let mut touched: Vec<usize> = edits
+            .iter()
+            .filter_map(|edit| *self.function_of.get(edit.stmt() as usize)?)
+            .map(|function| function as usize)
+            .collect();
+        touched.sort_unstable();
+        touched.dedup();
+        let context = BuildContext::new(program, edits);
+        let (mut variant, mut shared) = (self.total, self.total);
+        for function in touched {
+            let seed = &self.functions[function];
+            let cfg = context.function(function);
+            variant = variant.replacing(seed.counts(), cfg.counts());
+            shared = shared.replacing(seed.counts(), cfg.shared_with(seed));
+        }
+        w.alpha * jaccard_distance(shared.vertices, variant.vertices, self.total.vertices)
+            + w.beta * jaccard_distance(shared.edges, variant.edges, self.total.edges)
+            - w.gamma * (variant.statements as f64 - self.total.statements as f64).abs()
     }
 }
 
@@ -85,18 +180,13 @@ impl Default for DistanceWeights {
     }
 }
 
-fn jaccard_distance<T: Eq + std::hash::Hash>(a: &HashSet<T>, b: &HashSet<T>) -> f64 {
-    let union = a.len() + b.len() - a.intersection(b).count();
+/// The Jaccard distance of two sets of `a` and `b` elements that share `shared`.
+fn jaccard_distance(shared: usize, a: usize, b: usize) -> f64 {
+    let union = a + b - shared;
     if union == 0 {
         return 0.0;
     }
-    1.0 - a.intersection(b).count() as f64 / union as f64
-}
-
-/// Δ(Q; P) of a variant's graph `q` from its seed's graph `p`.
-pub fn distance(q: &Cfg, p: &Cfg, w: DistanceWeights) -> f64 {
-    w.alpha * jaccard_distance(&q.vertices, &p.vertices) + w.beta * jaccard_distance(&q.edges, &p.edges)
-        - w.gamma * (q.size() as f64 - p.size() as f64).abs()
+    1.0 - shared as f64 / union as f64
 }
 
 /// A statement of the variant, with its control-flow role.
@@ -109,31 +199,6 @@ struct Tree {
 }
 
 impl Tree {
-    fn build(program: &Program, edits: &[Edit]) -> Vec<Tree> {
-        let mut deleted = HashSet::new();
-        let mut before: HashMap<StmtId, Vec<(u32, &Edit)>> = HashMap::new();
-        let mut wraps: HashMap<StmtId, Vec<u32>> = HashMap::new();
-        for (index, edit) in edits.iter().enumerate() {
-            let index = index as u32;
-            match edit {
-                Edit::Delete { stmt } => {
-                    deleted.insert(*stmt);
-                }
-                Edit::InsertBefore { stmt, .. } | Edit::Transplant { stmt, .. } => {
-                    before.entry(*stmt).or_default().push((index, edit))
-                }
-                Edit::Wrap { stmt, .. } => wraps.entry(*stmt).or_default().push(index),
-            }
-        }
-        let context = BuildContext {
-            program,
-            deleted,
-            before,
-            wraps,
-        };
-        program.roots.iter().map(|&root| context.statement(root)).collect()
-    }
-
     fn collect_labels(&self, labels: &mut HashMap<String, Vertex>) {
         if self.kind == StmtKind::Labeled {
             if let Some(name) = &self.label {
@@ -168,7 +233,46 @@ struct BuildContext<'a> {
     wraps: HashMap<StmtId, Vec<u32>>,
 }
 
-impl BuildContext<'_> {
+impl<'a> BuildContext<'a> {
+    fn new(program: &'a Program, edits: &'a [Edit]) -> Self {
+        let mut deleted = HashSet::new();
+        let mut before: HashMap<StmtId, Vec<(u32, &Edit)>> = HashMap::new();
+        let mut wraps: HashMap<StmtId, Vec<u32>> = HashMap::new();
+        for (index, edit) in edits.iter().enumerate() {
+            let index = index as u32;
+            match edit {
+                Edit::Delete { stmt } => {
+                    deleted.insert(*stmt);
+                }
+                Edit::InsertBefore { stmt, .. } | Edit::Transplant { stmt, .. } => {
+                    before.entry(*stmt).or_default().push((index, edit))
+                }
+                Edit::Wrap { stmt, .. } => wraps.entry(*stmt).or_default().push(index),
+            }
+        }
+        BuildContext {
+            program,
+            deleted,
+            before,
+            wraps,
+        }
+    }
+
+    /// The graph of the `index`-th function.
+    fn function(&self, index: usize) -> Cfg {
+        let tree = self.statement(self.program.roots[index]);
+        let mut builder = FlowBuilder {
+            cfg: Cfg::default(),
+            labels: HashMap::new(),
+        };
+        let (entry, exit) = (Vertex::Entry(index as u32), Vertex::Exit(index as u32));
+        builder.cfg.vertices.extend([entry, exit]);
+        tree.collect_labels(&mut builder.labels);
+        let first = builder.flow(&tree, exit, Jumps::default(), exit);
+        builder.cfg.edges.insert((entry, first));
+        builder.cfg
+    }
+
     /// The trees standing where statement `id` stood: insertions, then the statement itself
     /// (wrapped by its guards), or its placeholder.
     fn sequence(&self, id: StmtId) -> Vec<Tree> {
@@ -321,7 +425,7 @@ mod tests {
     #[test]
     fn loops_branches_and_jumps_have_their_edges() {
         let p = program("int f(int a) { while (a) { if (a > 3) break; a--; } return a; }");
-        let cfg = Cfg::of_seed(&p);
+        let cfg = Cfg::of_variant(&p, &[]);
         let body = p.statement(p.roots[0]);
         let (loop_id, ret) = (body.children[0], body.children[1]);
         let block = p.statement(loop_id).children[0];
@@ -337,32 +441,95 @@ mod tests {
         assert_eq!(cfg.size(), 7);
     }
 
+    /// Δ from the two whole graphs, as the paper defines it.
+    fn whole_distance(q: &Cfg, p: &Cfg, w: DistanceWeights) -> f64 {
+        let d = |shared: usize, a: usize, b: usize| jaccard_distance(shared, a, b);
+        w.alpha
+            * d(
+                q.vertices.intersection(&p.vertices).count(),
+                q.vertices.len(),
+                p.vertices.len(),
+            )
+            + w.beta * d(q.edges.intersection(&p.edges).count(), q.edges.len(), p.edges.len())
+            - w.gamma * (q.size() as f64 - p.size() as f64).abs()
+    }
+
     #[test]
     fn distance_is_zero_for_the_seed_and_grows_with_edits() {
         let p = program("int f(int a) { if (a) { a++; a--; } a = 2; return a; }");
-        let seed = Cfg::of_seed(&p);
+        let seed = SeedGraph::of(&p);
         let w = DistanceWeights::default();
-        assert_eq!(distance(&seed, &seed, w), 0.0);
+        assert_eq!(seed.distance(&p, &[], w), 0.0);
         let body = p.statement(p.roots[0]);
         let if_id = body.children[0];
         let block = p.statement(if_id).children[0];
         let inc = p.statement(block).children[0];
-        let one = Cfg::of_variant(&p, &[Edit::Delete { stmt: inc }]);
-        let two = Cfg::of_variant(&p, &[Edit::Delete { stmt: inc }, Edit::Delete { stmt: block }]);
-        let d1 = distance(&one, &seed, w);
-        let d2 = distance(&two, &seed, w);
+        let d1 = seed.distance(&p, &[Edit::Delete { stmt: inc }], w);
+        let d2 = seed.distance(&p, &[Edit::Delete { stmt: inc }, Edit::Delete { stmt: block }], w);
         assert!(d1 > 0.0 && d2 > d1, "{d1} {d2}");
         let shape = Shape::of(&p, if_id);
-        let grown = Cfg::of_variant(
-            &p,
-            &[Edit::Transplant {
-                stmt: inc,
-                code: String::new(),
-                shape,
-                choices: 1,
-            }],
-        );
+        let transplant = Edit::Transplant {
+            stmt: inc,
+            code: String::new(),
+            shape,
+            choices: 1,
+        };
+        let grown = Cfg::of_variant(&p, std::slice::from_ref(&transplant));
         assert_eq!(grown.size(), seed.size() + 4);
-        assert!(distance(&grown, &seed, w) > 0.0);
+        assert!(seed.distance(&p, &[transplant], w) > 0.0);
+    }
+
+    #[test]
+    fn rebuilding_only_the_functions_edits_touch_gives_the_whole_graphs_distance() {
+        let p = program(
+            "int g;
+             int f(int a) { while (a) { if (a > 3) break; a--; } lbl: a++; if (a < 9) goto lbl; return a; }
+             void h(void) { g = 1; switch (g) { case 1: g++; break; default: g--; } }
+             int main(void) { int i; for (i = 0; i < 3; i++) { h(); if (i) continue; g += f(i); } return g; }",
+        );
+        let seed = SeedGraph::of(&p);
+        let whole_seed = Cfg::of_variant(&p, &[]);
+        let w = DistanceWeights {
+            alpha: 1.0,
+            beta: 0.7,
+            gamma: 0.01,
+        };
+        let statements = p.statements.len() as StmtId;
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |bound: u32| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound as u64) as u32
+        };
+        for _ in 0..400 {
+            let edits: Vec<Edit> = (0..1 + next(5))
+                .map(|_| {
+                    // One edit in twenty names a statement the program does not have.
+                    let stmt = next(statements + statements / 20 + 1);
+                    match next(4) {
+                        0 => Edit::Delete { stmt },
+                        1 => Edit::InsertBefore {
+                            stmt,
+                            code: String::new(),
+                        },
+                        2 => Edit::Wrap {
+                            stmt,
+                            before: String::new(),
+                            after: String::new(),
+                        },
+                        _ => Edit::Transplant {
+                            stmt,
+                            code: String::new(),
+                            shape: Shape::of(&p, next(statements)),
+                            choices: 1,
+                        },
+                    }
+                })
+                .collect();
+            let expected = whole_distance(&Cfg::of_variant(&p, &edits), &whole_seed, w);
+            let got = seed.distance(&p, &edits, w);
+            assert!((expected - got).abs() < 1e-12, "{edits:?}: {got} instead of {expected}");
+        }
     }
 }

@@ -194,7 +194,12 @@ impl Pool {
 
     /// The entries that fit before `location` of `target`, with the number of renamings each
     /// allows.
-    pub fn candidates<'p>(&'p self, target: &Program, target_seed: &SeedId, location: StmtId) -> Vec<Candidate<'p>> {
+    pub fn candidates<'p, 't>(
+        &'p self,
+        target: &'t Program,
+        target_seed: &SeedId,
+        location: StmtId,
+    ) -> Vec<Candidate<'p, 't>> {
         let site = Site::new(target, location);
         self.entries
             .iter()
@@ -207,12 +212,12 @@ impl Pool {
 }
 
 /// A pool entry that fits a location, and the in-scope variables each of its holes may take.
-pub struct Candidate<'p> {
+pub struct Candidate<'p, 't> {
     pub entry: &'p PoolEntry,
-    pub choices: Vec<Vec<String>>,
+    pub choices: Vec<Vec<&'t str>>,
 }
 
-impl Candidate<'_> {
+impl Candidate<'_, '_> {
     /// How many distinct renamings the candidate allows.
     pub fn renamings(&self) -> u64 {
         self.choices
@@ -228,7 +233,7 @@ impl Candidate<'_> {
         for used in self.entry.fragment.hole_uses.iter() {
             let hole = used.hole as usize;
             out.push_str(&text[cursor..used.start as usize]);
-            out.push_str(&self.choices[hole][picks[hole]]);
+            out.push_str(self.choices[hole][picks[hole]]);
             cursor = used.end as usize;
         }
         out.push_str(&text[cursor..]);
@@ -261,7 +266,7 @@ impl<'t> Site<'t> {
         }
     }
 
-    fn choices(&self, entry: &PoolEntry, target: &Program, target_seed: &SeedId) -> Option<Vec<Vec<String>>> {
+    fn choices(&self, entry: &PoolEntry, target: &Program, target_seed: &SeedId) -> Option<Vec<Vec<&'t str>>> {
         let (donor, fragment) = (&entry.donor, &entry.fragment);
         if (fragment.needs_loop && !self.in_loop) || (fragment.needs_break_target && !self.in_loop && !self.in_switch) {
             return None;
@@ -297,7 +302,7 @@ impl<'t> Site<'t> {
             .holes
             .iter()
             .map(|hole| {
-                let names: Vec<String> = self
+                let names: Vec<&'t str> = self
                     .vars
                     .iter()
                     .filter(|v| {
@@ -305,7 +310,7 @@ impl<'t> Site<'t> {
                             && v.qualifiers == hole.qualifiers
                             && !fragment.inner_names.iter().any(|n| **n == *v.name)
                     })
-                    .map(|v| v.name.clone())
+                    .map(|v| v.name.as_str())
                     .collect();
                 (!names.is_empty()).then_some(names)
             })
@@ -531,7 +536,7 @@ mod tests {
             .into_iter()
             .find(|c| c.entry.fragment.shape.kind == StmtKind::While)
             .expect("the loop, with its own continue, fits");
-        assert_eq!(while_entry.choices, vec![vec!["y".to_string(), "x".to_string()]]);
+        assert_eq!(while_entry.choices, vec![vec!["y", "x"]]);
         assert_eq!(while_entry.renamings(), 2);
     }
 

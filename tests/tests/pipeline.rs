@@ -317,6 +317,38 @@ fn no_variants_per_seed_is_plain_differential_testing() {
     );
 }
 
+/// The csmith programs a campaign drew, in order: `csmith ... -s N` of each seed made or
+/// rejected.
+fn csmith_draws(log: &str) -> Vec<String> {
+    log.lines()
+        .filter(|line| line.contains("made from `csmith") || line.contains("seed `csmith"))
+        .filter_map(|line| Some(line.split('`').nth(1)?.to_string()))
+        .collect()
+}
+
+#[test]
+fn a_random_seed_makes_a_fresh_campaign_draw_the_same_csmith_seeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &["tcc"], 60.0);
+    let draws = |name: &str, random_seed: &str| {
+        let mut extra = vec!["--variants-per-seed", "1", "--max-seed-share", "1", "--iterations", "3"];
+        if !random_seed.is_empty() {
+            extra.extend(["--random-seed", random_seed]);
+        }
+        let log = campaign(&dir.path().join(name), &config, &extra);
+        let draws = csmith_draws(&log);
+        assert!(draws.len() >= 2, "{draws:?}\n{log}");
+        draws
+    };
+    let first = draws("first", "42");
+    let again = draws("again", "42");
+    // Timing still decides how far each run gets, not what it draws.
+    let common = first.len().min(again.len());
+    assert_eq!(first[..common], again[..common]);
+    let unseeded = draws("unseeded", "");
+    assert_ne!(first[0], unseeded[0], "{first:?} {unseeded:?}");
+}
+
 /// Eight Orion proposals on the one seed stored in `out` (`env` set for the campaign), none of
 /// which may be a finding or a chain state; returns the client report and the log.
 fn orion_on_stored_seed(out: &Path, config: &Path, env: &[(&str, &str)]) -> (ccfuzz::campaign::ClientReport, String) {

@@ -157,10 +157,11 @@ where
         options.out.join("findings"),
     );
     let fresh = state.is_none();
+    let random_seed = options.random_seed.unwrap_or_else(current_nanos) ^ desc.id() as u64;
     let mut state = match state {
         Some(state) => state,
         None => StdState::new(
-            StdRand::with_seed(current_nanos() ^ desc.id() as u64),
+            StdRand::with_seed(random_seed),
             // LibAFL's lock files count the clients holding an entry, for its removal; entries
             // are never removed from disk, and each would cost another file.
             CachedOnDiskCorpus::with_meta_format_and_prefix(
@@ -232,13 +233,18 @@ where
         }
     }
 
+    // csmith's seeds come from random numbers of their own, so that which seeds a client draws
+    // does not depend on the mutations made between them; a resumed campaign goes on from
+    // other numbers than those of its first start.
+    let seeds_stored = store.ids().map_err(anyhow_to_libafl)?.len() as u64;
+    let csmith = || ProgramSource::Csmith(StdRand::with_seed(random_seed.rotate_left(32) ^ seeds_stored));
     let (variants_per_seed, program_source) = match &options.seeds {
-        SeedSource::Csmith { variants_per_seed } => (Some(*variants_per_seed), ProgramSource::Csmith),
+        SeedSource::Csmith { variants_per_seed } => (Some(*variants_per_seed), csmith()),
         SeedSource::Orange {
             variants_per_seed,
             options,
         } => (Some(*variants_per_seed), ProgramSource::orange(*options)),
-        SeedSource::Directory(_) => (None, ProgramSource::Csmith),
+        SeedSource::Directory(_) => (None, csmith()),
         SeedSource::Mixed {
             variants_per_seed,
             sources,
@@ -247,7 +253,7 @@ where
                 .iter()
                 .map(|(source, weight)| {
                     let source = match source {
-                        MixedSource::Csmith => ProgramSource::Csmith,
+                        MixedSource::Csmith => csmith(),
                         MixedSource::Orange(options) => ProgramSource::orange(*options),
                         MixedSource::Directory(dir) => {
                             ProgramSource::directory(dir, desc.id(), client_count).map_err(anyhow_to_libafl)?
@@ -355,11 +361,6 @@ where
         // its variants, until making seeds is back within its share of the client's time.
         let seed_share = seeds.maker.timing.total.as_secs_f64() / started.elapsed().as_secs_f64().max(1e-3);
         let due = |n: u64| n == 0 || (executions >= last_seed_at + n && seed_share <= options.max_seed_share);
-        // A variant of a seed not in the cache (another core's, a retired chain's) parsed it.
-        if programs.parses() != parses_trimmed {
-            parses_trimmed = programs.parses();
-            return_freed_memory();
-        }
         if variants_per_seed.is_some_and(|n| due(n) || idle_rounds >= STALLED_ROUNDS) {
             last_seed_at = executions;
             seed_cpu.measure(|| -> Result<(), Error> {
@@ -377,6 +378,12 @@ where
         // No variants per seed is plain differential testing: a new seed each round, no mutation.
         if variants_per_seed != Some(0) {
             shutdown::as_stop_request(fuzzer.fuzz_one(&mut stages, &mut executor, &mut state, &mut mgr))?;
+        }
+        // A variant of a seed not in the cache (another core's, a retired chain's) parsed it:
+        // its pages go back before anything else (a report's memory sample among them).
+        if programs.parses() != parses_trimmed {
+            parses_trimmed = programs.parses();
+            return_freed_memory();
         }
         if *state.executions() == executions {
             idle_rounds += 1;

@@ -82,6 +82,9 @@ pub struct CampaignOptions {
     /// With generated seeds: the largest share of a client's time that making seeds may take;
     /// a seed gets more than its variants while the share is above it.
     pub max_seed_share: f64,
+    /// What the clients' random numbers start from (with each client's id), instead of the
+    /// clock.
+    pub random_seed: Option<u64>,
 }
 
 impl CampaignOptions {

@@ -78,6 +78,11 @@ pub struct FuzzArgs {
     /// five levels, seed making is under a tenth of the time. 1 turns this off.
     #[arg(long, default_value_t = 0.25)]
     pub max_seed_share: f64,
+    /// Seed each client's random numbers with this (and its id) instead of the clock: a fresh
+    /// campaign then draws the same csmith seeds in the same order on every run, which makes
+    /// runs comparable (timing still decides how many it reaches and when).
+    #[arg(long)]
+    pub random_seed: Option<u64>,
     #[command(flatten)]
     pub mcmc: McmcArgs,
 }
@@ -131,6 +136,7 @@ impl FuzzArgs {
             status_interval: self.status_interval.map(std::time::Duration::from_secs_f64),
             scratch_root: self.scratch,
             max_seed_share: self.max_seed_share,
+            random_seed: self.random_seed,
         })
     }
 }

@@ -37,6 +37,11 @@ pub struct BenchArgs {
     /// before-and-after figures of an older build in one run.
     #[arg(long)]
     pub fuzzer: Option<PathBuf>,
+    /// Start every campaign's random numbers from this: each then draws the same csmith seeds
+    /// on every run of the bench, which makes executions per second comparable between runs
+    /// and builds (the default draws new seeds each time).
+    #[arg(long)]
+    pub random_seed: Option<u64>,
 }
 
 impl BenchArgs {
@@ -50,6 +55,7 @@ impl BenchArgs {
             out: self.out,
             build: self.build,
             fuzzer: self.fuzzer,
+            random_seed: self.random_seed,
         })
     }
 }

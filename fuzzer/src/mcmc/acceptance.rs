@@ -5,7 +5,7 @@
 
 use crate::mcmc::{Guidance, McmcChains, PendingProposal};
 use ccfuzz_mutators::athena::AthenaParams;
-use ccfuzz_mutators::cfg::{distance, Cfg};
+use ccfuzz_mutators::cfg::SeedGraph;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::metropolis::accepts;
 use ccfuzz_mutators::programs::Programs;
@@ -41,7 +41,7 @@ pub struct AcceptanceFeedback {
     params: AthenaParams,
     guidance: Guidance,
     /// Least recently used first.
-    seed_cfgs: VecDeque<(SeedId, Arc<Cfg>)>,
+    seed_graphs: VecDeque<(SeedId, Arc<SeedGraph>)>,
     log: Option<BufWriter<File>>,
     started: Instant,
 }
@@ -50,7 +50,7 @@ pub struct AcceptanceFeedback {
 /// proposal, and a turn of the rotation (four chains by default) visits few seeds. A csmith
 /// seed's graph holds about 70 KB of heap (`ccfuzz bench --parts variants`): 64 of them, the
 /// seeds of an hour, grew a client's heap by 4.5 MB before the first clearing.
-const SEED_CFGS_KEPT: usize = 8;
+const SEED_GRAPHS_KEPT: usize = 8;
 
 impl AcceptanceFeedback {
     pub fn new(
@@ -80,40 +80,39 @@ impl AcceptanceFeedback {
             programs,
             params,
             guidance,
-            seed_cfgs: VecDeque::new(),
+            seed_graphs: VecDeque::new(),
             log,
             started: Instant::now(),
         })
     }
 
-    fn seed_cfg(&mut self, seed: &SeedId) -> Result<Arc<Cfg>, Error> {
-        if let Some(at) = self.seed_cfgs.iter().position(|(id, _)| id == seed) {
-            let entry = self.seed_cfgs.remove(at).expect("position is in range");
+    fn seed_graph(&mut self, seed: &SeedId) -> Result<Arc<SeedGraph>, Error> {
+        if let Some(at) = self.seed_graphs.iter().position(|(id, _)| id == seed) {
+            let entry = self.seed_graphs.remove(at).expect("position is in range");
             let cfg = entry.1.clone();
-            self.seed_cfgs.push_back(entry);
+            self.seed_graphs.push_back(entry);
             return Ok(cfg);
         }
         let loaded = self
             .programs
             .get(seed)
             .map_err(|e| Error::illegal_state(format!("mcmc: {e:#}")))?;
-        if self.seed_cfgs.len() >= SEED_CFGS_KEPT {
-            self.seed_cfgs.pop_front();
+        if self.seed_graphs.len() >= SEED_GRAPHS_KEPT {
+            self.seed_graphs.pop_front();
         }
-        let cfg = Arc::new(Cfg::of_seed(&loaded.program));
-        self.seed_cfgs.push_back((seed.clone(), cfg.clone()));
-        Ok(cfg)
+        let graph = Arc::new(SeedGraph::of(&loaded.program));
+        self.seed_graphs.push_back((seed.clone(), graph.clone()));
+        Ok(graph)
     }
 
     /// Athena's Δ of a variant from its seed.
     fn distance_of(&mut self, input: &Variant) -> Result<f64, Error> {
-        let seed_cfg = self.seed_cfg(&input.seed)?;
+        let seed_graph = self.seed_graph(&input.seed)?;
         let loaded = self
             .programs
             .get(&input.seed)
             .map_err(|e| Error::illegal_state(format!("mcmc: {e:#}")))?;
-        let cfg = Cfg::of_variant(&loaded.program, &input.edits);
-        Ok(distance(&cfg, &seed_cfg, self.params.weights))
+        Ok(seed_graph.distance(&loaded.program, &input.edits, self.params.weights))
     }
 }
 

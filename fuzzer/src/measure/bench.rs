@@ -57,6 +57,9 @@ pub struct BenchOptions {
     pub build: PathBuf,
     /// The `ccfuzz` whose campaigns are measured, when not this one.
     pub fuzzer: Option<PathBuf>,
+    /// Passed to every campaign's `--random-seed`: the campaigns then draw the same csmith
+    /// seeds, run after run.
+    pub random_seed: Option<u64>,
 }
 
 fn median(values: &mut [Duration]) -> Duration {
@@ -135,7 +138,7 @@ fn variant_time(options: &BenchOptions) -> Result<()> {
     let heap_before_graphs = MemoryReport::of_this_process().heap_in_use_bytes;
     let graphs = ids
         .iter()
-        .map(|id| Ok(ccfuzz_mutators::cfg::Cfg::of_seed(&programs.get(id)?.program)))
+        .map(|id| Ok(ccfuzz_mutators::cfg::SeedGraph::of(&programs.get(id)?.program)))
         .collect::<Result<Vec<_>>>()?;
     println!(
         "heap held by the control-flow graphs of {} seeds (the program distance's reference): {:.1} MB",

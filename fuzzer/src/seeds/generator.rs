@@ -15,13 +15,14 @@ use libafl::mutators::Mutator;
 use libafl::state::HasRand;
 use libafl::{Error, HasMetadata};
 use libafl_bolts::impl_serdeany;
-use libafl_bolts::rands::Rand;
+use libafl_bolts::rands::{Rand, StdRand};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Where generated seed programs come from.
 pub enum ProgramSource {
-    Csmith,
+    /// csmith, with the random numbers its seeds are drawn from.
+    Csmith(StdRand),
     /// Orange programs: new ones, or the previous one changed by an Orange mutator (its expected
     /// values stay exact).
     Orange {
@@ -31,10 +32,7 @@ pub enum ProgramSource {
     },
     /// This client's share of a directory's C files, in order, each once (repaired as
     /// [`crate::seeds::repair`] says, with `X.expect` as its expected output when present).
-    Directory {
-        files: Vec<PathBuf>,
-        next: usize,
-    },
+    Directory { files: Vec<PathBuf>, next: usize },
     /// One of these sources per program, drawn in proportion to the weights.
     Mixed(Vec<(ProgramSource, f64)>),
 }
@@ -62,7 +60,7 @@ impl ProgramSource {
     /// Whether every program of the source has been taken.
     fn exhausted(&self) -> bool {
         match self {
-            ProgramSource::Csmith | ProgramSource::Orange { .. } => false,
+            ProgramSource::Csmith(_) | ProgramSource::Orange { .. } => false,
             ProgramSource::Directory { files, next } => *next >= files.len(),
             ProgramSource::Mixed(sources) => sources.iter().all(|(source, _)| source.exhausted()),
         }
@@ -113,8 +111,8 @@ impl ProgramSource {
                     }
                 }
             },
-            ProgramSource::Csmith => {
-                let random_seed = state.rand_mut().next() >> 1;
+            ProgramSource::Csmith(rand) => {
+                let random_seed = rand.next() >> 1;
                 let (text, origin) = maker
                     .csmith(random_seed)
                     .map_err(|e| Error::illegal_state(format!("{e:#}")))?;
@@ -214,8 +212,9 @@ impl<S: HasRand + HasMetadata> Generator<Variant, S> for SeedGenerator {
             });
             let progress = state.metadata_or_insert_with(SeedProgress::default);
             match made {
-                Ok((Ok(id), _)) => {
+                Ok((Ok(id), origin)) => {
                     progress.generated += 1;
+                    log::info!("seed {id} made from `{origin}`");
                     return Ok(Variant::of_seed(id));
                 }
                 Ok((Err(reason), origin)) => {

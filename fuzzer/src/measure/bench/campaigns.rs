@@ -90,8 +90,12 @@ fn campaign(options: &BenchOptions, name: &str, config_file: &Path, cores: &str)
         Some(path) => path.clone(),
         None => std::env::current_exe()?,
     };
-    let mut child = Command::new(fuzzer)
-        .args(["fuzz", "--cores", cores, "--seconds", &options.seconds.to_string()])
+    let mut command = Command::new(fuzzer);
+    command.args(["fuzz", "--cores", cores, "--seconds", &options.seconds.to_string()]);
+    if let Some(random_seed) = options.random_seed {
+        command.args(["--random-seed", &random_seed.to_string()]);
+    }
+    let mut child = command
         .arg("--out")
         .arg(&out)
         .arg("--config")
