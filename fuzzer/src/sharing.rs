@@ -32,11 +32,10 @@ where
     let package = store
         .package(&variant.seed)
         .map_err(|e| Error::illegal_state(format!("cannot announce seed {}: {e:#}", variant.seed)))?;
+    let mut input = variant.clone();
+    input.carried_seed = Some(Box::new(package));
     let event = Event::NewTestcase {
-        input: Variant {
-            carried_seed: Some(Box::new(package)),
-            ..variant.clone()
-        },
+        input,
         observers_buf: Some(postcard::to_allocvec(observers)?),
         exit_kind,
         corpus_size: state.corpus().count(),

@@ -254,9 +254,15 @@ impl<S: HasRand> Mutator<Variant, S> for AthenaMutator {
             .get(&input.seed)
             .map_err(|e| Error::illegal_state(format!("athena: {e:#}")))?;
         self.pool.add_seed(&input.seed, &loaded.program);
-        match propose(&loaded.program, &input.seed, &self.pool, &input.edits, state.rand_mut()) {
+        match propose(
+            &loaded.program,
+            &input.seed,
+            &self.pool,
+            input.edits(),
+            state.rand_mut(),
+        ) {
             Some(proposal) => {
-                input.edits = proposal.edits;
+                input.set_edits(proposal.edits);
                 self.last_log_q_ratio = proposal.log_q_ratio;
                 Ok(MutationResult::Mutated)
             }

@@ -15,7 +15,8 @@ use crate::edit::Edit;
 use crate::model::{Program, StmtId, StmtKind};
 use crate::pool::Shape;
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Mutex;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Vertex {
@@ -105,15 +106,31 @@ impl Counts {
 #[derive(Debug)]
 pub struct SeedGraph {
     functions: Vec<Cfg>,
+    function_counts: Vec<Counts>,
     /// The function (index in the program's roots) each statement belongs to.
     function_of: Vec<Option<u32>>,
     total: Counts,
+    /// Edited functions measured so far, by the structure of their edits: a chain's proposal
+    /// changes one edit of its state, so of the functions its edits touch all but one or two
+    /// were measured before, and with long chains the edits touch most of a seed.
+    measured: Mutex<HashMap<u64, EditedFunction>>,
+}
+
+/// Edited functions a seed graph remembers (about 50 bytes each); all are forgotten when full.
+const MEASURED_KEPT: usize = 512;
+
+/// The counts of an edited function's graph, and what it shares with the seed's.
+#[derive(Clone, Copy, Debug)]
+struct EditedFunction {
+    counts: Counts,
+    shared: Counts,
 }
 
 impl SeedGraph {
     pub fn of(program: &Program) -> SeedGraph {
         let context = BuildContext::new(program, &[]);
         let functions: Vec<Cfg> = (0..program.roots.len()).map(|f| context.function(f)).collect();
+        let function_counts: Vec<Counts> = functions.iter().map(Cfg::counts).collect();
         let mut function_of = vec![None; program.statements.len()];
         for (function, &root) in program.roots.iter().enumerate() {
             let mut pending = vec![root];
@@ -122,13 +139,15 @@ impl SeedGraph {
                 pending.extend(&program.statement(id).children);
             }
         }
-        let total = functions.iter().fold(Counts::default(), |sum, cfg| {
-            sum.replacing(Counts::default(), cfg.counts())
+        let total = function_counts.iter().fold(Counts::default(), |sum, &counts| {
+            sum.replacing(Counts::default(), counts)
         });
         SeedGraph {
             functions,
+            function_counts,
             function_of,
             total,
+            measured: Mutex::new(HashMap::new()),
         }
     }
 
@@ -139,22 +158,52 @@ impl SeedGraph {
 
     /// Δ(Q; P) of the variant `edits` make of the seed `program`, whose graph this is.
     pub fn distance(&self, program: &Program, edits: &[Edit], w: DistanceWeights) -> f64 {
-        // An edit naming a statement outside every function changes no graph, as it changes
-        // no text.
-        let mut touched: Vec<usize> = edits
-            .iter()
-            .filter_map(|edit| *self.function_of.get(edit.stmt() as usize)?)
-            .map(|function| function as usize)
-            .collect();
-        touched.sort_unstable();
-        touched.dedup();
-        let context = BuildContext::new(program, edits);
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        // A function's graph depends on what its edits are and in which order, not on where
+        // they stand in the whole list: that only names the vertices they add, which no
+        // count sees. An edit naming a statement outside every function changes no graph, as
+        // it changes no text.
+        let mut touched: BTreeMap<usize, DefaultHasher> = BTreeMap::new();
+        for edit in edits {
+            let Some(Some(function)) = self.function_of.get(edit.stmt() as usize) else {
+                continue;
+            };
+            let key = touched.entry(*function as usize).or_insert_with(|| {
+                let mut hasher = DefaultHasher::new();
+                function.hash(&mut hasher);
+                hasher
+            });
+            match edit {
+                Edit::Delete { stmt } => (0u8, stmt).hash(key),
+                Edit::InsertBefore { stmt, .. } => (1u8, stmt).hash(key),
+                Edit::Wrap { stmt, .. } => (2u8, stmt).hash(key),
+                Edit::Transplant { stmt, shape, .. } => (3u8, stmt, shape).hash(key),
+            }
+        }
+        let mut context = None;
+        let mut measured = self.measured.lock().expect("measured functions lock");
         let (mut variant, mut shared) = (self.total, self.total);
-        for function in touched {
-            let seed = &self.functions[function];
-            let cfg = context.function(function);
-            variant = variant.replacing(seed.counts(), cfg.counts());
-            shared = shared.replacing(seed.counts(), cfg.shared_with(seed));
+        for (function, key) in touched {
+            let key = key.finish();
+            let edited = match measured.get(&key) {
+                Some(edited) => *edited,
+                None => {
+                    let context = context.get_or_insert_with(|| BuildContext::new(program, edits));
+                    let cfg = context.function(function);
+                    let edited = EditedFunction {
+                        counts: cfg.counts(),
+                        shared: cfg.shared_with(&self.functions[function]),
+                    };
+                    if measured.len() >= MEASURED_KEPT {
+                        measured.clear();
+                    }
+                    measured.insert(key, edited);
+                    edited
+                }
+            };
+            let seed = self.function_counts[function];
+            variant = variant.replacing(seed, edited.counts);
+            shared = shared.replacing(seed, edited.shared);
         }
         w.alpha * jaccard_distance(shared.vertices, variant.vertices, self.total.vertices)
             + w.beta * jaccard_distance(shared.edges, variant.edges, self.total.edges)
@@ -502,34 +551,65 @@ mod tests {
             state ^= state << 17;
             (state % bound as u64) as u32
         };
-        for _ in 0..400 {
-            let edits: Vec<Edit> = (0..1 + next(5))
-                .map(|_| {
-                    // One edit in twenty names a statement the program does not have.
-                    let stmt = next(statements + statements / 20 + 1);
-                    match next(4) {
-                        0 => Edit::Delete { stmt },
-                        1 => Edit::InsertBefore {
-                            stmt,
-                            code: String::new(),
-                        },
-                        2 => Edit::Wrap {
-                            stmt,
-                            before: String::new(),
-                            after: String::new(),
-                        },
-                        _ => Edit::Transplant {
-                            stmt,
-                            code: String::new(),
-                            shape: Shape::of(&p, next(statements)),
-                            choices: 1,
-                        },
-                    }
-                })
-                .collect();
-            let expected = whole_distance(&Cfg::of_variant(&p, &edits), &whole_seed, w);
-            let got = seed.distance(&p, &edits, w);
+        let random_edit = |next: &mut dyn FnMut(u32) -> u32| {
+            // One edit in twenty names a statement the program does not have.
+            let stmt = next(statements + statements / 20 + 1);
+            match next(4) {
+                0 => Edit::Delete { stmt },
+                1 => Edit::InsertBefore {
+                    stmt,
+                    code: String::new(),
+                },
+                2 => Edit::Wrap {
+                    stmt,
+                    before: String::new(),
+                    after: String::new(),
+                },
+                _ => Edit::Transplant {
+                    stmt,
+                    code: String::new(),
+                    shape: Shape::of(&p, next(statements)),
+                    choices: 1,
+                },
+            }
+        };
+        let check = |edits: &[Edit]| {
+            let expected = whole_distance(&Cfg::of_variant(&p, edits), &whole_seed, w);
+            let got = seed.distance(&p, edits, w);
             assert!((expected - got).abs() < 1e-12, "{edits:?}: {got} instead of {expected}");
+        };
+        // Every kind of edit on every statement, one after the other: what the graph remembers
+        // of one must never stand for another.
+        for stmt in 0..statements {
+            check(&[Edit::Delete { stmt }]);
+            check(&[Edit::InsertBefore {
+                stmt,
+                code: String::new(),
+            }]);
+            check(&[Edit::Wrap {
+                stmt,
+                before: String::new(),
+                after: String::new(),
+            }]);
+            for shape_of in [stmt, (stmt + 1) % statements] {
+                check(&[Edit::Transplant {
+                    stmt,
+                    code: String::new(),
+                    shape: Shape::of(&p, shape_of),
+                    choices: 1,
+                }]);
+            }
+        }
+        // A chain's walk: each proposal adds an edit or takes one out of the current list,
+        // which shifts the positions of the edits after it.
+        let mut edits: Vec<Edit> = Vec::new();
+        for _ in 0..600 {
+            if edits.is_empty() || next(3) > 0 {
+                edits.push(random_edit(&mut next));
+            } else {
+                edits.remove(next(edits.len() as u32) as usize);
+            }
+            check(&edits);
         }
     }
 }

@@ -196,7 +196,7 @@ impl<S: HasRand> Mutator<Variant, S> for HermesMutator {
             wrappable,
             rand,
         );
-        input.edits.push(edit);
+        input.edits_mut().push(edit);
         Ok(MutationResult::Mutated)
     }
 

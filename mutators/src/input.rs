@@ -16,7 +16,7 @@ use libafl_bolts::fs::write_file_atomic;
 use serde::{Deserialize, Serialize};
 use std::hash::{Hash, Hasher};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A chain state is saved whole at every CHECKPOINT-th generation, else as a difference.
 pub const CHECKPOINT: u32 = 16;
@@ -26,8 +26,11 @@ const DELTA_MAGIC: &[u8] = b"ccfuzz-delta-1\n";
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Variant {
+    /// Never changes: the name remembered is computed from it.
     pub seed: SeedId,
-    pub edits: Vec<Edit>,
+    /// Changed only through [`Variant::edits_mut`] and [`Variant::set_edits`], which forget the
+    /// remembered name.
+    edits: Vec<Edit>,
     /// The seed itself, only while the variant travels to nodes whose stores may lack it (a new
     /// seed, a finding); the receiver stores it and drops it from the variant.
     pub carried_seed: Option<Box<SeedPackage>>,
@@ -35,6 +38,27 @@ pub struct Variant {
     /// never its name, its equality or what travels to other cores.
     #[serde(skip)]
     pub lineage: Lineage,
+    /// The name, once computed: a proposal's name is asked for by the mutator, the filters,
+    /// the acceptance, the scheduler and the corpus, and hashing a long chain's edits each time
+    /// was a tenth of the client's CPU against tcc.
+    #[serde(skip)]
+    name: RememberedName,
+}
+
+/// A name computed once, which no comparison or hash of the variant sees.
+#[derive(Clone, Debug, Default)]
+struct RememberedName(OnceLock<String>);
+
+impl PartialEq for RememberedName {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for RememberedName {}
+
+impl Hash for RememberedName {
+    fn hash<H: Hasher>(&self, _state: &mut H) {}
 }
 
 /// The state a variant was proposed from, and how many moves from its last whole save it is.
@@ -122,7 +146,22 @@ impl Variant {
             edits,
             carried_seed: None,
             lineage: Lineage::default(),
+            name: RememberedName::default(),
         }
+    }
+
+    pub fn edits(&self) -> &[Edit] {
+        &self.edits
+    }
+
+    /// The edits, to change: the name is computed again when next asked for.
+    pub fn edits_mut(&mut self) -> &mut Vec<Edit> {
+        self.name = RememberedName::default();
+        &mut self.edits
+    }
+
+    pub fn set_edits(&mut self, edits: Vec<Edit>) {
+        *self.edits_mut() = edits;
     }
 
     /// Makes this variant, which is about to become a proposal from the chain state it still
@@ -144,7 +183,12 @@ impl Variant {
 
     /// A stable name: the content hash of the seed id and the edits.
     pub fn name(&self) -> String {
-        content_hash(&postcard::to_allocvec(&(&self.seed, &self.edits)).expect("variants always serialize"))
+        self.name
+            .0
+            .get_or_init(|| {
+                content_hash(&postcard::to_allocvec(&(&self.seed, &self.edits)).expect("variants always serialize"))
+            })
+            .clone()
     }
 }
 
@@ -234,6 +278,23 @@ mod tests {
         assert_ne!(variant.name(), Variant::of_seed(variant.seed.clone()).name());
     }
 
+    #[test]
+    fn a_remembered_name_follows_the_edits() {
+        let seed = SeedId::of_text("int main(void) { return 0; }");
+        let mut variant = Variant::of_seed(seed.clone());
+        let unedited = variant.name();
+        variant.edits_mut().push(Edit::Delete { stmt: 1 });
+        let one = Variant::new(seed.clone(), vec![Edit::Delete { stmt: 1 }]).name();
+        assert_eq!(variant.name(), one);
+        assert_ne!(one, unedited);
+        variant.set_edits(Vec::new());
+        assert_eq!(variant.name(), unedited);
+        // A clone remembers its original's name, and forgets it as the original does.
+        let mut clone = variant.clone();
+        clone.edits_mut().push(Edit::Delete { stmt: 1 });
+        assert_eq!((variant.name(), clone.name()), (unedited, one));
+    }
+
     /// A chain of `moves` states, each proposed from the one before by deleting a statement,
     /// now and then restoring an earlier deletion, saved beside each other as a corpus does.
     fn saved_chain(dir: &Path, moves: u32) -> Vec<Variant> {
@@ -244,9 +305,10 @@ mod tests {
             let mut proposal = state.clone();
             proposal.descend();
             if step % 5 == 4 {
-                proposal.edits.remove(step as usize % proposal.edits.len());
+                let edits = proposal.edits_mut();
+                edits.remove(step as usize % edits.len());
             } else {
-                proposal.edits.push(Edit::InsertBefore {
+                proposal.edits_mut().push(Edit::InsertBefore {
                     stmt: step,
                     code: format!("if (g == {step}) {{ g = g + 1; }}"),
                 });
@@ -328,7 +390,7 @@ mod tests {
     fn a_variant_whose_parent_file_is_elsewhere_is_saved_whole() {
         let mut variant = Variant::of_seed(SeedId::of_text("int main(void) { return 0; }"));
         variant.descend();
-        variant.edits.push(Edit::Delete { stmt: 2 });
+        variant.edits_mut().push(Edit::Delete { stmt: 2 });
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(variant.name());
         variant.to_file(&path).unwrap();

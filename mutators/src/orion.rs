@@ -61,10 +61,9 @@ impl<S: HasRand> Mutator<Variant, S> for OrionMutator {
         if deleted.is_empty() {
             return Ok(MutationResult::Skipped);
         }
-        input.edits.retain(|e| !matches!(e, Edit::Delete { .. }));
-        input
-            .edits
-            .extend(deleted.into_iter().map(|stmt| Edit::Delete { stmt }));
+        let edits = input.edits_mut();
+        edits.retain(|e| !matches!(e, Edit::Delete { .. }));
+        edits.extend(deleted.into_iter().map(|stmt| Edit::Delete { stmt }));
         Ok(MutationResult::Mutated)
     }
 

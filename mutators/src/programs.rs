@@ -192,7 +192,7 @@ impl Programs {
     /// The C text of a variant.
     pub fn materialize(&self, variant: &Variant) -> Result<String> {
         let loaded = self.get(&variant.seed)?;
-        Ok(apply_edits(&loaded.program, &variant.edits))
+        Ok(apply_edits(&loaded.program, variant.edits()))
     }
 }
 

@@ -73,12 +73,12 @@ fn athena_chains_accept_some_proposals_and_keep_the_accepted_ones() {
     accepted_states.remove(&seed_name);
     let states: std::collections::BTreeSet<String> = variants
         .iter()
-        .filter(|v| !v.edits.is_empty())
+        .filter(|v| !v.edits().is_empty())
         .map(Variant::name)
         .collect();
     assert_eq!(states, accepted_states);
     for variant in &variants {
-        for edit in &variant.edits {
+        for edit in variant.edits() {
             assert!(
                 matches!(edit, Edit::Delete { .. } | Edit::Transplant { .. }),
                 "{edit:?}"

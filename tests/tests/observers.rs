@@ -297,8 +297,8 @@ fn a_campaign_on_afl_tcc_and_gcc_statistics_keeps_variants_for_new_edges_and_cou
         assert!(figure("coverage") > 1_000, "{novelty}");
         if figure("new_coverage") == figure("coverage") {
             firsts += 1;
-            assert!(variant.edits.is_empty(), "the first entry is a seed");
-        } else if !variant.edits.is_empty() && figure("new_coverage") + figure("new_counters") > 0 {
+            assert!(variant.edits().is_empty(), "the first entry is a seed");
+        } else if !variant.edits().is_empty() && figure("new_coverage") + figure("new_counters") > 0 {
             variants_with_news += 1;
         }
     }

@@ -223,11 +223,21 @@ fn two_cores_share_their_seeds_over_llmp() {
     }
     assert_eq!(reports.len(), 2, "{log}");
     // Each client executed its share of the two seeds and took the other one from its peer
-    // without executing it; its own accepted chain states are not imported by the peer.
+    // without executing it; its own accepted chain states, which brought nothing new (no map is
+    // observed), were not even sent.
     for report in &reports {
         assert!(report["corpus"].as_u64().unwrap() >= 2, "{reports:?}");
         assert_eq!(report["imported"], 1, "{reports:?}");
+        // (A chain that moves back to a state it held adds nothing to send.)
+        assert!(
+            report["unshared_states"].as_u64() <= report["mcmc"]["accepted"].as_u64(),
+            "{reports:?}"
+        );
     }
+    assert!(
+        reports.iter().any(|r| r["unshared_states"].as_u64().unwrap() > 0),
+        "{reports:?}"
+    );
 }
 
 /// A campaign on generated Orange seeds of at most `max_operators` operators, a new seed after
@@ -315,6 +325,27 @@ fn no_variants_per_seed_is_plain_differential_testing() {
         0.0 < making.children_cpu && making.children_cpu <= report.children_cpu,
         "{report:?}"
     );
+}
+
+#[test]
+fn an_output_directory_relative_to_the_working_directory_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &["tcc"], 60.0);
+    let output = ccfuzz()
+        .current_dir(dir.path())
+        .args(["fuzz", "--out", "out", "--cores", "0", "--iterations", "4"])
+        .args(["--broker-port", &free_port().to_string(), "--seeds"])
+        .arg(seeds("dead"))
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    // Compilers run in the scratch directory: a relative path to the variant would not be found.
+    let report = client_report(&dir.path().join("out"));
+    assert!(report.executions >= 4, "{report:?}\n{log}");
+    assert_eq!(report.invalid.total, 0, "{log}");
 }
 
 /// The csmith programs a campaign drew, in order: `csmith ... -s N` of each seed made or

@@ -195,7 +195,7 @@ where
         // Seeds' entries first: a chain holds its seed's variants only once it has started.
         let (mut seeds_first, mut variants) = (Vec::new(), Vec::new());
         for id in state.corpus().ids().collect::<Vec<_>>() {
-            if state.corpus().cloned_input_for_id(id)?.edits.is_empty() {
+            if state.corpus().cloned_input_for_id(id)?.edits().is_empty() {
                 seeds_first.push(id);
             } else {
                 variants.push(id);

@@ -1,18 +1,27 @@
 //! A forwarding wrapper around the Launcher's event manager that reports the configuration
-//! the LLMP manager inside it was given, and stores the seeds that received testcases carry.
+//! the LLMP manager inside it was given, stores the seeds that received testcases carry, and
+//! keeps chain states that brought nothing new to this client.
 //! LibAFL 0.16.1's `RestartingEventManager` does not forward `EventFirer::configuration`, so it
 //! claims `AlwaysUnique`: observers are then never shipped with new testcases and every
 //! imported variant is compiled again on every core.
 
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::seed::SeedStore;
+use ccfuzz_observers::novelty::Novelty;
 use core::time::Duration;
 use libafl::events::{
-    AwaitRestartSafe, EventConfig, EventFirer, EventManagerId, EventReceiver, EventRestarter, EventWithStats,
+    AwaitRestartSafe, Event, EventConfig, EventFirer, EventManagerId, EventReceiver, EventRestarter, EventWithStats,
     HasEventManagerId, ProgressReporter, RestartingEventManager, SendExiting,
 };
-use libafl::Error;
+use libafl::{Error, HasMetadata};
+use libafl_bolts::impl_serdeany;
 use libafl_bolts::shmem::ShMemProvider;
+use serde::{Deserialize, Serialize};
+
+/// Accepted chain states a client kept to itself (state metadata, for its report).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct UnsharedStates(pub u64);
+impl_serdeany!(UnsharedStates);
 
 pub struct ConfiguredManager<EM, SP: ShMemProvider> {
     inner: RestartingEventManager<EM, SP>,
@@ -26,13 +35,27 @@ impl<EM, SP: ShMemProvider> ConfiguredManager<EM, SP> {
     }
 }
 
-impl<EM, I, S, SP> EventFirer<I, S> for ConfiguredManager<EM, SP>
+impl<EM, S, SP> EventFirer<Variant, S> for ConfiguredManager<EM, SP>
 where
-    RestartingEventManager<EM, SP>: EventFirer<I, S>,
-    EM: EventFirer<I, S>,
+    RestartingEventManager<EM, SP>: EventFirer<Variant, S>,
+    EM: EventFirer<Variant, S>,
+    S: HasMetadata,
     SP: ShMemProvider,
 {
-    fn fire(&mut self, state: &mut S, event: EventWithStats<I>) -> Result<(), Error> {
+    /// Keeps a chain's accepted state to this client when it brought nothing new to the maps:
+    /// a peer would judge it against its own maps, find nothing and drop it, after this client
+    /// compressed it and the peer decompressed it (a long chain's state is tens of kilobytes,
+    /// and with tcc the compression alone was a sixth of the client's CPU). Seeds, states with
+    /// new coverage or counters, and findings still go out.
+    fn fire(&mut self, state: &mut S, event: EventWithStats<Variant>) -> Result<(), Error> {
+        if let Event::NewTestcase { input, .. } = event.event() {
+            let novelty = state.metadata::<Novelty>().copied().unwrap_or_default();
+            let chain_state_only = !input.edits().is_empty() && input.carried_seed.is_none();
+            if chain_state_only && novelty.new_coverage == 0 && novelty.new_counters == 0 {
+                state.metadata_or_insert_with(UnsharedStates::default).0 += 1;
+                return Ok(());
+            }
+        }
         self.inner.fire(state, event)
     }
 

@@ -51,7 +51,7 @@ pub fn replay(out: &Path, config: &Config, files: &[PathBuf]) -> Result<()> {
             "{} (seed {}, {} edits):",
             file.display(),
             variant.seed,
-            variant.edits.len()
+            variant.edits().len()
         );
         let observers = libafl::executors::HasObservers::observers(&executor);
         if let Some(reason) = &observers[&handle].invalid {

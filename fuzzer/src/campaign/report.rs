@@ -2,6 +2,7 @@
 //! executions, CPU, memory, corpus, MCMC figures, what the corpus covers inside the compilers
 //! and every optimization counter.
 
+use crate::campaign::manager::UnsharedStates;
 use crate::campaign::options::CampaignState;
 use crate::exec::executor::ExecutorTotals;
 use crate::exec::repeats::RepeatedTexts;
@@ -53,6 +54,9 @@ pub struct ClientReport {
     /// Proposals not run because their text had already run.
     #[serde(default)]
     pub repeated_texts: u64,
+    /// Accepted chain states not sent to the other clients, having brought nothing new.
+    #[serde(default)]
+    pub unshared_states: u64,
     /// The client's resident memory when the report was written.
     #[serde(default)]
     pub rss_bytes: u64,
@@ -228,6 +232,7 @@ pub fn write_client_report(
         reused_runs: figures.totals.reused_runs,
         reference_runs: figures.totals.reference_runs,
         repeated_texts: state.metadata::<RepeatedTexts>().map_or(0, |r| r.0),
+        unshared_states: state.metadata::<UnsharedStates>().map_or(0, |u| u.0),
         rss_bytes: resident_bytes("self"),
         memory: MemoryReport::of_this_process(),
         seed_cache: figures.seed_cache,

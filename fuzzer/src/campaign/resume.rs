@@ -42,7 +42,7 @@ pub fn reload_corpus(state: &mut CampaignState, dir: &Path) -> Result<usize, Err
         let Ok(variant) = Variant::from_file(&path) else {
             continue;
         };
-        if variant.edits.is_empty() {
+        if variant.edits().is_empty() {
             state
                 .metadata_or_insert_with(SeedsInCorpus::default)
                 .0

@@ -122,8 +122,8 @@ fn mutate(seed: &Path, mutator: MutatorName, count: usize, out: &Path, config: C
                 }
             }
             MutatorName::Hermes => {
-                variant.edits = hermes_variant(&loaded, state.rand_mut());
-                if variant.edits.is_empty() {
+                variant.set_edits(hermes_variant(&loaded, state.rand_mut()));
+                if variant.edits().is_empty() {
                     continue;
                 }
             }

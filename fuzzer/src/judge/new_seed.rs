@@ -44,7 +44,7 @@ impl<EM, OT, S: HasMetadata> Feedback<EM, Variant, OT, S> for NewSeedFeedback {
         _obs: &OT,
         _exit: &ExitKind,
     ) -> Result<bool, Error> {
-        Ok(input.edits.is_empty()
+        Ok(input.edits().is_empty()
             && state
                 .metadata_or_insert_with(SeedsInCorpus::default)
                 .0

@@ -88,7 +88,7 @@ pub fn finding_for(kind: FindingKind, outcome: &Outcome, seed: &Seed, variant: &
         message,
         seed: seed.id.clone(),
         seed_origin: seed.profile.origin.clone(),
-        edits: variant.edits.clone(),
+        edits: variant.edits().to_vec(),
         signature: content_hash(format!("{}|{}|{key}", kind.as_str(), outcome.config).as_bytes()),
     }
 }
@@ -262,7 +262,7 @@ where
             if !meta.seen.insert(finding.signature.clone()) {
                 continue;
             }
-            let text = ccfuzz_mutators::edit::apply_edits(&loaded.program, &input.edits);
+            let text = ccfuzz_mutators::edit::apply_edits(&loaded.program, input.edits());
             match save_finding(&self.findings_dir, &finding, &text, &loaded.seed, &self.config) {
                 Ok(true) => {
                     log::info!(

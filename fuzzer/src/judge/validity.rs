@@ -81,7 +81,7 @@ where
         log::warn!(
             "invalid {family} variant of seed {} ({reason}); edits: {:?}",
             input.seed,
-            input.edits
+            input.edits()
         );
         let total = {
             let invalid = state.metadata_or_insert_with(InvalidVariants::default);

@@ -3,7 +3,7 @@
 //! number of proposals, and retires the oldest chain when the rotation is full, so that a
 //! client holds the parsed seeds and the corpus records of a few chains however long it runs.
 
-use crate::mcmc::acceptance::LastAcceptance;
+use crate::mcmc::acceptance::{AddedVariant, LastAcceptance};
 use crate::mcmc::McmcChains;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
@@ -42,9 +42,21 @@ where
     fn on_add(&mut self, state: &mut S, id: CorpusId) -> Result<(), Error> {
         let current = *state.corpus().current();
         state.corpus().get(id)?.borrow_mut().set_parent_id_optional(current);
-        // The on-disk corpus keeps inputs on disk only.
-        let input = state.corpus().cloned_input_for_id(id)?;
-        let name = input.name();
+        // An entry the fuzzer added was described by the acceptance feedback; one added
+        // otherwise (a stored seed, a resumed state) is read back from disk.
+        let filename = state.corpus().get(id)?.borrow().filename().clone();
+        let added = match state.remove_metadata::<AddedVariant>() {
+            Some(added) if filename.as_deref() == Some(added.name.as_str()) => *added,
+            _ => {
+                let input = state.corpus().cloned_input_for_id(id)?;
+                AddedVariant {
+                    name: input.name(),
+                    unedited: input.edits().is_empty(),
+                    seed: input.seed,
+                }
+            }
+        };
+        let AddedVariant { seed, name, unedited } = added;
         let acceptance = state
             .metadata_map()
             .get::<LastAcceptance>()
@@ -52,17 +64,17 @@ where
             .map(|a| (a.energy, a.distance));
         let chains = state.metadata_or_insert_with(McmcChains::default);
         if let Some((energy, distance)) = acceptance {
-            chains.move_chain(&input.seed, id, &name, energy, distance);
-            chains.hold(&input.seed, id);
+            chains.move_chain(&seed, id, &name, energy, distance);
+            chains.hold(&seed, id);
             state.remove_metadata::<LastAcceptance>();
-        } else if input.edits.is_empty() && !chains.chains.contains_key(&input.seed) {
+        } else if unedited && !chains.chains.contains_key(&seed) {
             // A chain holds its seed's entry from its start.
-            if let Some(retired) = chains.start(input.seed.clone(), id, name, self.rotation) {
+            if let Some(retired) = chains.start(seed.clone(), id, name, self.rotation) {
                 log::debug!("mcmc: the chain of seed {retired} retires");
                 self.programs.forget(&retired);
             }
         } else {
-            chains.hold(&input.seed, id);
+            chains.hold(&seed, id);
         }
         Ok(())
     }
