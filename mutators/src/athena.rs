@@ -142,8 +142,8 @@ pub fn propose<R: Rand>(
             let choices = (candidates.len() as u64).saturating_mul(candidate.renamings());
             next.push(Edit::Transplant {
                 stmt,
-                code: format!("{}\n", candidate.instantiate(&picks)),
-                shape: candidate.entry.fragment.shape.clone(),
+                code: format!("{}\n", candidate.instantiate(&picks)).into(),
+                shape: Arc::new(candidate.entry.fragment.shape.clone()),
                 choices,
             });
             ln(sets.locations.len()) + (choices as f64).ln() - ln(MoveSets::of(program, &next).transplants.len())

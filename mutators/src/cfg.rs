@@ -466,6 +466,7 @@ impl FlowBuilder {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+    use std::sync::Arc;
 
     fn program(text: &str) -> Program {
         Program::parse_parts(text, "", 0, &BTreeMap::new()).unwrap()
@@ -519,8 +520,8 @@ mod tests {
         let shape = Shape::of(&p, if_id);
         let transplant = Edit::Transplant {
             stmt: inc,
-            code: String::new(),
-            shape,
+            code: "".into(),
+            shape: Arc::new(shape),
             choices: 1,
         };
         let grown = Cfg::of_variant(&p, std::slice::from_ref(&transplant));
@@ -556,19 +557,16 @@ mod tests {
             let stmt = next(statements + statements / 20 + 1);
             match next(4) {
                 0 => Edit::Delete { stmt },
-                1 => Edit::InsertBefore {
-                    stmt,
-                    code: String::new(),
-                },
+                1 => Edit::InsertBefore { stmt, code: "".into() },
                 2 => Edit::Wrap {
                     stmt,
-                    before: String::new(),
-                    after: String::new(),
+                    before: "".into(),
+                    after: "".into(),
                 },
                 _ => Edit::Transplant {
                     stmt,
-                    code: String::new(),
-                    shape: Shape::of(&p, next(statements)),
+                    code: "".into(),
+                    shape: Arc::new(Shape::of(&p, next(statements))),
                     choices: 1,
                 },
             }
@@ -582,20 +580,17 @@ mod tests {
         // of one must never stand for another.
         for stmt in 0..statements {
             check(&[Edit::Delete { stmt }]);
-            check(&[Edit::InsertBefore {
-                stmt,
-                code: String::new(),
-            }]);
+            check(&[Edit::InsertBefore { stmt, code: "".into() }]);
             check(&[Edit::Wrap {
                 stmt,
-                before: String::new(),
-                after: String::new(),
+                before: "".into(),
+                after: "".into(),
             }]);
             for shape_of in [stmt, (stmt + 1) % statements] {
                 check(&[Edit::Transplant {
                     stmt,
-                    code: String::new(),
-                    shape: Shape::of(&p, shape_of),
+                    code: "".into(),
+                    shape: Arc::new(Shape::of(&p, shape_of)),
                     choices: 1,
                 }]);
             }

@@ -93,7 +93,7 @@ pub fn synthesize<R: Rand>(strategy: Strategy, stmt: StmtId, env: &Env, wrappabl
             let p = syn_pred(env, true, depth(rand), rand);
             Edit::Wrap {
                 stmt,
-                before: format!("if ({}) {{ /* hermes tg */\n", p.text),
+                before: format!("if ({}) {{ /* hermes tg */\n", p.text).into(),
                 after: "\n}".into(),
             }
         }
@@ -119,7 +119,10 @@ pub fn synthesize<R: Rand>(strategy: Strategy, stmt: StmtId, env: &Env, wrappabl
                 never = never.text,
                 user = user.expr,
             );
-            Edit::InsertBefore { stmt, code }
+            Edit::InsertBefore {
+                stmt,
+                code: code.into(),
+            }
         }
         // FCB, and TCB where nothing may be assigned.
         _ => {
@@ -128,7 +131,7 @@ pub fn synthesize<R: Rand>(strategy: Strategy, stmt: StmtId, env: &Env, wrappabl
             let body = dead_code(env, DEAD_CODE_DEPTH, keyword == "while", rand);
             Edit::InsertBefore {
                 stmt,
-                code: format!("{keyword} ({}) {{ /* hermes fcb */\n{body}\n}}\n", p.text),
+                code: format!("{keyword} ({}) {{ /* hermes fcb */\n{body}\n}}\n", p.text).into(),
             }
         }
     }

@@ -150,6 +150,13 @@ impl Variant {
         }
     }
 
+    /// Tells the variant its name, known from where it is kept, so that it is not computed
+    /// again (debug builds check it).
+    pub fn remember_name(&mut self, name: String) {
+        debug_assert_eq!(name, self.computed_name(), "a wrong name for {self:?}");
+        let _ = self.name.0.set(name);
+    }
+
     pub fn edits(&self) -> &[Edit] {
         &self.edits
     }
@@ -183,12 +190,11 @@ impl Variant {
 
     /// A stable name: the content hash of the seed id and the edits.
     pub fn name(&self) -> String {
-        self.name
-            .0
-            .get_or_init(|| {
-                content_hash(&postcard::to_allocvec(&(&self.seed, &self.edits)).expect("variants always serialize"))
-            })
-            .clone()
+        self.name.0.get_or_init(|| self.computed_name()).clone()
+    }
+
+    fn computed_name(&self) -> String {
+        content_hash(&postcard::to_allocvec(&(&self.seed, &self.edits)).expect("variants always serialize"))
     }
 }
 
@@ -310,7 +316,7 @@ mod tests {
             } else {
                 proposal.edits_mut().push(Edit::InsertBefore {
                     stmt: step,
-                    code: format!("if (g == {step}) {{ g = g + 1; }}"),
+                    code: format!("if (g == {step}) {{ g = g + 1; }}").into(),
                 });
             }
             proposal.to_file(dir.join(proposal.name())).unwrap();

@@ -209,7 +209,7 @@ impl ValuationPlan {
                 probe.push_str(" } }\n");
                 Edit::InsertBefore {
                     stmt: *stmt,
-                    code: probe,
+                    code: probe.into(),
                 }
             })
             .collect();

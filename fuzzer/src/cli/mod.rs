@@ -29,7 +29,7 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Run a campaign: mutate seeds, compile every variant with every configuration, save findings.
-    Fuzz(fuzz::FuzzArgs),
+    Fuzz(Box<fuzz::FuzzArgs>),
     /// Write variants of one seed as C files, without compiling them.
     Mutate(mutate::MutateArgs),
     /// Profile seeds into a seed store, reporting each rejection with its reason.

@@ -3,15 +3,15 @@
 //! Q*)/q(Q*
 //! Q) in the state ([`PendingProposal`]) for the acceptance.
 
-use crate::mcmc::Family;
+use crate::mcmc::{Family, McmcChains};
 use ccfuzz_mutators::athena::AthenaMutator;
 use ccfuzz_mutators::hermes::{HermesMutator, Strategy};
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::orion::OrionMutator;
 use ccfuzz_mutators::programs::Programs;
-use libafl::corpus::CorpusId;
+use libafl::corpus::{Corpus, CorpusId};
 use libafl::mutators::{MutationResult, Mutator};
-use libafl::state::HasRand;
+use libafl::state::{HasCorpus, HasRand};
 use libafl::{Error, HasMetadata};
 use libafl_bolts::rands::Rand;
 use libafl_bolts::{impl_serdeany, Named};
@@ -54,12 +54,24 @@ impl Named for ChainMutator {
     }
 }
 
-impl<S: HasRand + HasMetadata> Mutator<Variant, S> for ChainMutator {
+impl<S: HasRand + HasMetadata + HasCorpus<Variant>> Mutator<Variant, S> for ChainMutator {
     fn mutate(&mut self, state: &mut S, input: &mut Variant) -> Result<MutationResult, Error> {
         let family = *state
             .rand_mut()
             .choose(&self.families)
             .ok_or_else(|| Error::illegal_argument("no mutator family"))?;
+        // The entry being mutated is its chain's state, whose name the chain holds: read back
+        // from disk, the variant would hash its edits again to learn it.
+        let scheduled = *state.corpus().current();
+        if let Some(chain) = state
+            .metadata::<McmcChains>()
+            .ok()
+            .and_then(|c| c.chains.get(&input.seed))
+        {
+            if Some(chain.current) == scheduled {
+                input.remember_name(chain.current_name.clone());
+            }
+        }
         input.descend();
         // Hermes and Orion moves are taken as symmetric: their reverse is not countable.
         let (result, log_q_ratio) = match family {
