@@ -90,6 +90,9 @@ pub struct Programs {
     cache: Mutex<Cache>,
     /// Seeds parsed so far (cache misses): a parse takes tens of megabytes for a moment.
     parses: std::sync::atomic::AtomicU64,
+    /// The last variant materialized, by name: the repeated-text filter and then the executor
+    /// ask for the same proposal's text.
+    last_text: Mutex<Option<(String, Arc<str>)>>,
 }
 
 impl Programs {
@@ -102,6 +105,7 @@ impl Programs {
             minimum_seeds: 0,
             cache: Mutex::new(Cache::default()),
             parses: std::sync::atomic::AtomicU64::new(0),
+            last_text: Mutex::new(None),
         }
     }
 
@@ -190,15 +194,23 @@ impl Programs {
     }
 
     /// The C text of a variant.
-    pub fn materialize(&self, variant: &Variant) -> Result<String> {
+    pub fn materialize(&self, variant: &Variant) -> Result<Arc<str>> {
+        let name = variant.name();
+        let mut last = self.last_text.lock().expect("last text lock");
+        if let Some((_, text)) = last.as_ref().filter(|(last_name, _)| *last_name == name) {
+            return Ok(text.clone());
+        }
         let loaded = self.get(&variant.seed)?;
-        Ok(apply_edits(&loaded.program, variant.edits()))
+        let text: Arc<str> = apply_edits(&loaded.program, variant.edits()).into();
+        *last = Some((name, text.clone()));
+        Ok(text)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::edit::Edit;
     use crate::seed::SeedProfile;
     use std::collections::BTreeMap;
 
@@ -219,6 +231,27 @@ mod tests {
         let seed = Seed::new(text, profile, Vec::new());
         store.put(&seed).unwrap();
         seed.id
+    }
+
+    #[test]
+    fn a_variant_materializes_to_its_own_text_however_often_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SeedStore::open(dir.path()).unwrap();
+        let id = stored(&store, 3);
+        let programs = Programs::new(store, usize::MAX);
+        let unedited = Variant::of_seed(id.clone());
+        let mut edited = unedited.clone();
+        edited.edits_mut().push(Edit::Delete { stmt: 2 });
+        let seed_text = programs.materialize(&unedited).unwrap();
+        let edited_text = programs.materialize(&edited).unwrap();
+        assert_ne!(seed_text, edited_text);
+        for _ in 0..2 {
+            assert_eq!(programs.materialize(&unedited).unwrap(), seed_text);
+            assert_eq!(programs.materialize(&unedited).unwrap(), seed_text);
+            assert_eq!(programs.materialize(&edited).unwrap(), edited_text);
+        }
+        let loaded = programs.get(&id).unwrap();
+        assert_eq!(*edited_text, apply_edits(&loaded.program, edited.edits()));
     }
 
     #[test]

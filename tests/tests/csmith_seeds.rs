@@ -137,7 +137,7 @@ fn seeds_keep_their_meaning_and_re_emit_exactly() {
     let failures = on_two_threads(ids, |programs, id, dir| {
         let loaded = programs.get(id).unwrap();
         let emitted = programs.materialize(&Variant::of_seed(id.clone())).unwrap();
-        if emitted != loaded.seed.text {
+        if *emitted != *loaded.seed.text {
             return Err(format!("seed {id} does not re-emit to its own text"));
         }
         // main, the last function, sees csmith's globals if it made any (they are declared
@@ -226,7 +226,7 @@ fn orion_variants_print_their_seeds_output() {
         }
         let edits: Vec<Edit> = deleted.into_iter().map(|stmt| Edit::Delete { stmt }).collect();
         let text = programs.materialize(&Variant::new(id.clone(), edits)).unwrap();
-        if text == loaded.seed.text {
+        if *text == *loaded.seed.text {
             return Err(format!("the Orion variant of seed {id} equals the seed"));
         }
         expect_seed_output(programs, id, &text, dir, "Orion variant")

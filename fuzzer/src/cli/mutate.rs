@@ -132,7 +132,7 @@ fn mutate(seed: &Path, mutator: MutatorName, count: usize, out: &Path, config: C
         written += 1;
         std::fs::write(
             out.join(format!("variant-{written:04}.c")),
-            programs.materialize(&variant)?,
+            programs.materialize(&variant)?.as_bytes(),
         )?;
     }
     println!("wrote {written} variants of seed {id} to {}", out.display());
@@ -172,7 +172,7 @@ fn athena_chain(
         let variant = Variant::new(id.clone(), chain.edits.clone());
         std::fs::write(
             out.join(format!("variant-{written:04}.c")),
-            programs.materialize(&variant)?,
+            programs.materialize(&variant)?.as_bytes(),
         )?;
     }
     println!(

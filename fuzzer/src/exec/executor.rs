@@ -10,7 +10,6 @@ use crate::exec::instrument::Additions;
 use crate::exec::instrument::Instruments;
 use crate::exec::validity::{gate, prints_seed_output, variant_run_timeout, Gate};
 use anyhow::Context;
-use ccfuzz_mutators::edit::apply_edits;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::Seed;
@@ -24,6 +23,9 @@ use libafl::Error;
 use libafl_bolts::tuples::{tuple_list, tuple_list_type, Handle, Handled, MatchNameRef, RefIndexable};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// The file name of the variant in the executor's private directory.
+const VARIANT_SOURCE: &str = "variant.c";
 
 /// The observers the executor fills, by handle.
 #[derive(Clone, Debug)]
@@ -137,11 +139,11 @@ impl<OT> CompileRunExecutor<OT> {
     /// output.
     fn execute(&self, input: &Variant, reports: &mut Reports) -> anyhow::Result<()> {
         let loaded = self.programs.get(&input.seed)?;
-        let text = apply_edits(&loaded.program, input.edits());
+        let text = self.programs.materialize(input)?;
         let dir = self.emptied_private_dir()?;
         let dir = dir.as_path();
-        let source = dir.join("variant.c");
-        std::fs::write(&source, text)?;
+        let source = dir.join(VARIANT_SOURCE);
+        std::fs::write(&source, text.as_bytes())?;
         let run_timeout = variant_run_timeout(loaded.seed.profile.run_ms, self.config.run_timeout());
         let reference = &self.config.reference;
         let mut runs = BinaryRuns::default();
@@ -228,6 +230,10 @@ impl<OT> CompileRunExecutor<OT> {
         };
         for entry in entries {
             let entry = entry?;
+            // The variant's source is written over.
+            if entry.file_name() == VARIANT_SOURCE {
+                continue;
+            }
             let path = entry.path();
             if entry.file_type()?.is_dir() {
                 std::fs::remove_dir_all(&path)

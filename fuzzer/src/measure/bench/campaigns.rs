@@ -39,7 +39,7 @@ pub fn campaigns(options: &BenchOptions, config_file: &Path) -> Result<()> {
         println!("scaling from 1 to 2 cores: {:.2}x", two.rate / one.rate.max(1e-9));
     }
     println!(
-        "growth, configured, 1 core: client RSS {:.1} MB at {:.0} s, {:.1} MB at {:.0} s ({:+.1} MB/hour); output {:.1} MB ({:.0} MB/hour); corpus {:.0} bytes per accepted state ({} accepted)",
+        "growth, configured, 1 core: client RSS {:.1} MB at {:.0} s, {:.1} MB at {:.0} s ({:+.1} MB/hour if it went on so, but a campaign's first half hour is its warm-up: tests/studies/memory_series.py follows a long one); output {:.1} MB ({:.0} MB/hour); corpus {:.0} bytes per accepted state ({} accepted)",
         one.rss.0 as f64 / 1e6,
         seconds / 4.0,
         one.rss.1 as f64 / 1e6,
