@@ -4,7 +4,7 @@
 //! a `break` or `continue` in them needs an enclosing loop or switch.
 
 use crate::ctype::CType;
-use crate::model::{Program, Statement, StmtId, StmtKind, Variable};
+use crate::model::{Program, Statement, StmtId, StmtKind};
 use crate::seed_id::SeedId;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -241,9 +241,14 @@ impl Candidate<'_, '_> {
     }
 }
 
-/// What a location offers: the variables visible there (innermost of each name).
+/// What a location offers: the variables visible there (innermost of each name), by name and
+/// by type. A csmith location sees hundreds of globals, and every pool entry is checked
+/// against it on each transplant proposal: scanning them per entry and hole was most of a
+/// client's CPU against tcc.
 struct Site<'t> {
-    vars: Vec<&'t Variable>,
+    names: HashSet<&'t str>,
+    /// Names of the variables of each type and qualifiers, innermost scope first.
+    by_type: HashMap<(&'t CType, &'t str), Vec<&'t str>>,
     offset: usize,
     in_loop: bool,
     in_switch: bool,
@@ -251,15 +256,20 @@ struct Site<'t> {
 
 impl<'t> Site<'t> {
     fn new(target: &'t Program, location: StmtId) -> Self {
-        let mut seen = HashSet::new();
-        let vars = target
-            .vars_in_scope(location)
-            .into_iter()
-            .filter(|v| seen.insert(v.name.as_str()))
-            .collect();
+        let mut names = HashSet::new();
+        let mut by_type: HashMap<(&CType, &str), Vec<&str>> = HashMap::new();
+        for var in target.vars_in_scope(location) {
+            if names.insert(var.name.as_str()) {
+                by_type
+                    .entry((&var.ty, var.qualifiers.as_str()))
+                    .or_default()
+                    .push(var.name.as_str());
+            }
+        }
         let stmt = target.statement(location);
         Site {
-            vars,
+            names,
+            by_type,
             offset: stmt.span.start,
             in_loop: stmt.in_loop,
             in_switch: stmt.in_switch,
@@ -286,7 +296,7 @@ impl<'t> Site<'t> {
         }
         // A free name must not be hidden by a variable of the target, and a function must be
         // declared before the location.
-        if free_names().any(|n| self.vars.iter().any(|v| *v.name == *donor.names[n])) {
+        if free_names().any(|n| self.names.contains(&*donor.names[n])) {
             return None;
         }
         let declared_before = |n: usize| {
@@ -303,14 +313,11 @@ impl<'t> Site<'t> {
             .iter()
             .map(|hole| {
                 let names: Vec<&'t str> = self
-                    .vars
+                    .by_type
+                    .get(&(&hole.ty, hole.qualifiers.as_str()))?
                     .iter()
-                    .filter(|v| {
-                        v.ty == hole.ty
-                            && v.qualifiers == hole.qualifiers
-                            && !fragment.inner_names.iter().any(|n| **n == *v.name)
-                    })
-                    .map(|v| v.name.as_str())
+                    .copied()
+                    .filter(|name| !fragment.inner_names.iter().any(|n| **n == **name))
                     .collect();
                 (!names.is_empty()).then_some(names)
             })
