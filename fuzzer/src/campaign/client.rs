@@ -94,6 +94,7 @@ pub fn client<EM>(
     client_count: usize,
     options: &CampaignOptions,
     deadline: Option<u64>,
+    seeds_at_start: u64,
 ) -> Result<(), Error>
 where
     EM: libafl::events::EventFirer<Variant, CampaignState>
@@ -236,8 +237,7 @@ where
     // csmith's seeds come from random numbers of their own, so that which seeds a client draws
     // does not depend on the mutations made between them; a resumed campaign goes on from
     // other numbers than those of its first start.
-    let seeds_stored = store.ids().map_err(anyhow_to_libafl)?.len() as u64;
-    let csmith = || ProgramSource::Csmith(StdRand::with_seed(random_seed.rotate_left(32) ^ seeds_stored));
+    let csmith = || ProgramSource::Csmith(StdRand::with_seed(random_seed.rotate_left(32) ^ seeds_at_start));
     let (variants_per_seed, program_source) = match &options.seeds {
         SeedSource::Csmith { variants_per_seed } => (Some(*variants_per_seed), csmith()),
         SeedSource::Orange {

@@ -58,6 +58,10 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
             anyhow::bail!("no seed of {} was accepted: nothing to fuzz", dir.display());
         }
     }
+    // What the clients' csmith random numbers start from besides --random-seed: a resumed
+    // campaign draws other seeds than its first start did. Counted before any client runs, so
+    // that every client of a fresh campaign starts from the same.
+    let seeds_at_start = store.ids()?.len() as u64;
     // A client that fails to start hangs the broker: check what the clients will set up.
     Instruments::new(&options.config).context("cannot observe the configured compilers")?;
     let deadline = options.seconds.map(|s| now_secs() + s);
@@ -89,11 +93,12 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
         let store = options.store().map_err(|e| Error::illegal_state(format!("{e:#}")))?;
         client(
             state,
-            ConfiguredManager::new(mgr, store),
+            ConfiguredManager::new(mgr, store, options.config.observes_maps()),
             &desc,
             client_count,
             &options,
             deadline,
+            seeds_at_start,
         )
     };
     let clients = NonZeroUsize::new(client_count).context("--cores names no core")?;

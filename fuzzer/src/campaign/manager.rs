@@ -7,7 +7,6 @@
 
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::seed::SeedStore;
-use ccfuzz_observers::novelty::Novelty;
 use core::time::Duration;
 use libafl::events::{
     AwaitRestartSafe, Event, EventConfig, EventFirer, EventManagerId, EventReceiver, EventRestarter, EventWithStats,
@@ -27,11 +26,18 @@ pub struct ConfiguredManager<EM, SP: ShMemProvider> {
     inner: RestartingEventManager<EM, SP>,
     /// Where seeds that arrive with testcases are stored.
     store: SeedStore,
+    /// Some configuration observes coverage or counters: then a chain state may be in the
+    /// corpus for its maps too (a new entry, or a higher count), and it goes to the peers.
+    maps_observed: bool,
 }
 
 impl<EM, SP: ShMemProvider> ConfiguredManager<EM, SP> {
-    pub fn new(inner: RestartingEventManager<EM, SP>, store: SeedStore) -> Self {
-        ConfiguredManager { inner, store }
+    pub fn new(inner: RestartingEventManager<EM, SP>, store: SeedStore, maps_observed: bool) -> Self {
+        ConfiguredManager {
+            inner,
+            store,
+            maps_observed,
+        }
     }
 }
 
@@ -42,16 +48,15 @@ where
     S: HasMetadata,
     SP: ShMemProvider,
 {
-    /// Keeps a chain's accepted state to this client when it brought nothing new to the maps:
-    /// a peer would judge it against its own maps, find nothing and drop it, after this client
-    /// compressed it and the peer decompressed it (a long chain's state is tens of kilobytes,
-    /// and with tcc the compression alone was a sixth of the client's CPU). Seeds, states with
-    /// new coverage or counters, and findings still go out.
+    /// Keeps a chain's accepted state to this client when no map is observed: it is in the
+    /// corpus for its chain alone, and a peer would judge it, find nothing for its maps and drop
+    /// it, after this client compressed it and the peer decompressed it (a long chain's state is
+    /// tens of kilobytes, and with tcc the compression alone was a sixth of the client's CPU).
+    /// Seeds and findings always go out.
     fn fire(&mut self, state: &mut S, event: EventWithStats<Variant>) -> Result<(), Error> {
         if let Event::NewTestcase { input, .. } = event.event() {
-            let novelty = state.metadata::<Novelty>().copied().unwrap_or_default();
-            let chain_state_only = !input.edits().is_empty() && input.carried_seed.is_none();
-            if chain_state_only && novelty.new_coverage == 0 && novelty.new_counters == 0 {
+            let chain_state = !input.edits().is_empty() && input.carried_seed.is_none();
+            if chain_state && !self.maps_observed {
                 state.metadata_or_insert_with(UnsharedStates::default).0 += 1;
                 return Ok(());
             }

@@ -54,7 +54,7 @@ pub struct ClientReport {
     /// Proposals not run because their text had already run.
     #[serde(default)]
     pub repeated_texts: u64,
-    /// Accepted chain states not sent to the other clients, having brought nothing new.
+    /// Accepted chain states not sent to the other clients (no map is observed).
     #[serde(default)]
     pub unshared_states: u64,
     /// The client's resident memory when the report was written.

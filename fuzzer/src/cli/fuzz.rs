@@ -80,7 +80,8 @@ pub struct FuzzArgs {
     pub max_seed_share: f64,
     /// Seed each client's random numbers with this (and its id) instead of the clock: a fresh
     /// campaign then draws the same csmith seeds in the same order on every run, which makes
-    /// runs comparable (timing still decides how many it reaches and when).
+    /// runs comparable (timing still decides how many it reaches and when). For benchmarks and
+    /// comparisons: a client restarted before it ever saved its state draws the same again.
     #[arg(long)]
     pub random_seed: Option<u64>,
     #[command(flatten)]

@@ -248,6 +248,13 @@ fn vetting_clang(clangs: &[Installed]) -> Option<String> {
 }
 
 impl Config {
+    /// Whether some configuration observes compiler coverage or optimization counters.
+    pub fn observes_maps(&self) -> bool {
+        self.configurations
+            .iter()
+            .any(|c| c.observe.coverage.is_some() || c.observe.counters.is_some())
+    }
+
     /// This machine's default: the newest installed gcc and clang (with `all_versions`, every
     /// installed version) at -O0, -O1, -Os, -O2 and -O3, plus tcc and pcc. Seeds are vetted,
     /// and findings guarded, by the newest clang that builds sanitized binaries other than the

@@ -220,27 +220,10 @@ impl<OT> CompileRunExecutor<OT> {
     /// execution took a twentieth of the client's CPU against tcc.
     fn emptied_private_dir(&self) -> anyhow::Result<PathBuf> {
         let dir = self.workdir.join("exec");
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-                return Ok(dir);
-            }
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
-        };
-        for entry in entries {
-            let entry = entry?;
-            // The variant's source is written over.
-            if entry.file_name() == VARIANT_SOURCE {
-                continue;
-            }
-            let path = entry.path();
-            if entry.file_type()?.is_dir() {
-                std::fs::remove_dir_all(&path)
-            } else {
-                std::fs::remove_file(&path)
-            }
-            .with_context(|| format!("cannot remove {}", path.display()))?;
+        if empty_dir(&dir).is_err() {
+            // Something that cannot be removed one by one: the directory goes whole.
+            let _ = std::fs::remove_dir_all(&dir);
+            empty_dir(&dir)?;
         }
         Ok(dir)
     }
@@ -401,4 +384,31 @@ where
             .counters = reports.counter_names.counters;
         Ok(ExitKind::Ok)
     }
+}
+
+/// Creates `dir`, or removes what it holds but the variant's source.
+fn empty_dir(dir: &Path) -> anyhow::Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            return Ok(());
+        }
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
+    };
+    for entry in entries {
+        let entry = entry?;
+        // The variant's source is written over.
+        if entry.file_name() == VARIANT_SOURCE {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        }
+        .with_context(|| format!("cannot remove {}", path.display()))?;
+    }
+    Ok(())
 }

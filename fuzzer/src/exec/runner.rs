@@ -116,14 +116,25 @@ static SPAWNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// process lowers its own for the instant of the spawn and restores them. The hard limits,
 /// the CPU time (counted from the child's start whenever it is set) and the process count
 /// (checked at a fork, which comes later) are set on the child afterwards.
+///
+/// The limits hold for this whole process for that instant. None of its files is near the
+/// smallest file-size limit (64 MB). Its address space may be: the memory limit is inherited
+/// only while this process maps at most half of it, so that neither the spawn's own mapping nor
+/// another thread's allocation meets it; a process that maps more (many threads, each with its
+/// arena) gives its child the memory limit only when the others are set, a few microseconds
+/// into a run whose dynamic loading alone takes hundreds.
 fn spawn_inheriting(command: &mut Command, limits: &Limits) -> std::io::Result<std::process::Child> {
     let _one_at_a_time = SPAWNING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let memory_inherited = mapped_bytes().is_some_and(|mapped| mapped <= limits.memory / 2);
     let inherited = [
-        (libc::RLIMIT_AS, limits.memory),
-        (libc::RLIMIT_FSIZE, limits.file_size),
-        (libc::RLIMIT_CORE, 0),
+        (libc::RLIMIT_AS, memory_inherited.then_some(limits.memory)),
+        (libc::RLIMIT_FSIZE, Some(limits.file_size)),
+        (libc::RLIMIT_CORE, Some(0)),
     ];
-    let mut saved = Vec::with_capacity(inherited.len());
+    let inherited = inherited
+        .into_iter()
+        .filter_map(|(resource, value)| Some((resource, value?)));
+    let mut saved = Vec::with_capacity(3);
     let mut lowered = Ok(());
     for (resource, value) in inherited {
         let mut own = libc::rlimit {
@@ -152,6 +163,15 @@ fn spawn_inheriting(command: &mut Command, limits: &Limits) -> std::io::Result<s
         unsafe { libc::setrlimit(resource, &own) };
     }
     spawned
+}
+
+/// This process's mapped address space in bytes (`VmSize`), from /proc.
+fn mapped_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().next()?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * page.max(0) as u64)
 }
 
 /// Runs `command` to completion or timeout. The child leads a new process group so that a
@@ -415,11 +435,13 @@ mod tests {
     fn the_memory_limit_applies() {
         let mut c = Command::new("sh");
         c.arg("-c").arg("ulimit -v");
+        // Inherited while this process maps at most half of it.
         let limits = Limits {
-            memory: 512 << 20,
+            memory: 6 << 30,
             ..Limits::program(Duration::from_secs(5))
         };
-        assert_eq!(run(c, &limits).unwrap().stdout, b"524288\n");
+        assert!(mapped_bytes().unwrap() <= 3 << 30);
+        assert_eq!(run(c, &limits).unwrap().stdout, b"6291456\n");
     }
 
     #[test]
@@ -435,13 +457,25 @@ mod tests {
         let resources = [libc::RLIMIT_AS, libc::RLIMIT_FSIZE, libc::RLIMIT_CORE];
         let before = resources.map(own);
         let limits = Limits {
-            memory: 512 << 20,
+            memory: 6 << 30,
             ..Limits::program(Duration::from_secs(5))
         };
         let mut c = Command::new("sh");
         c.arg("-c").arg("ulimit -v; ulimit -c");
-        assert_eq!(run(c, &limits).unwrap().stdout, b"524288\n0\n");
+        assert_eq!(run(c, &limits).unwrap().stdout, b"6291456\n0\n");
         assert_eq!(resources.map(own), before);
+    }
+
+    #[test]
+    fn a_memory_limit_below_twice_what_this_process_maps_is_set_just_after_the_spawn() {
+        let limits = Limits {
+            memory: mapped_bytes().unwrap(),
+            ..Limits::program(Duration::from_secs(5))
+        };
+        let mut c = Command::new("sh");
+        c.arg("-c").arg("sleep 0.2; ulimit -v");
+        let expected = format!("{}\n", limits.memory / 1024);
+        assert_eq!(run(c, &limits).unwrap().stdout, expected.as_bytes());
     }
 
     #[test]
