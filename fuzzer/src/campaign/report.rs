@@ -71,13 +71,7 @@ pub struct ClientReport {
 /// A process's resident memory in bytes, from its `statm` in /proc (`self`, or a pid); 0 where
 /// /proc does not say.
 pub fn resident_bytes(process: &str) -> u64 {
-    let pages = std::fs::read_to_string(format!("/proc/{process}/statm"))
-        .ok()
-        .and_then(|statm| statm.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .unwrap_or(0);
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    pages * page.max(0) as u64
+    crate::exec::runner::statm_bytes(process, 1).unwrap_or(0)
 }
 
 /// A process's resident memory by kind, and its malloc heap: bytes in use by live allocations

@@ -165,13 +165,19 @@ fn spawn_inheriting(command: &mut Command, limits: &Limits) -> std::io::Result<s
     spawned
 }
 
-/// This process's mapped address space in bytes (`VmSize`), from /proc.
-fn mapped_bytes() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = statm.split_whitespace().next()?.parse().ok()?;
+/// Field `field` of a process's `statm` in /proc (`self`, or a pid), in bytes: 0 is the mapped
+/// address space, 1 the resident memory.
+pub fn statm_bytes(process: &str, field: usize) -> Option<u64> {
+    let statm = std::fs::read_to_string(format!("/proc/{process}/statm")).ok()?;
+    let pages: u64 = statm.split_whitespace().nth(field)?.parse().ok()?;
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     Some(pages * page.max(0) as u64)
+}
+
+/// This process's mapped address space in bytes (`VmSize`).
+fn mapped_bytes() -> Option<u64> {
+    statm_bytes("self", 0)
 }
 
 /// Runs `command` to completion or timeout. The child leads a new process group so that a
