@@ -111,18 +111,84 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(1);
 /// that instant.
 static SPAWNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Spawns `command` with the soft limits on memory, file size and core files it must have
-/// from its first instruction (a shell reads its limits before a parent could set them): the
+/// How a child gets its limits before its first instruction (a shell reads them at once, and
+/// a compiler driver's sub-processes inherit what it had when it forked them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Limiting {
+    /// `posix_spawn` (a `vfork`, whose cost does not grow with this process's memory as a
+    /// `fork`'s does) with the soft limits this process lowers on itself for the instant: see
+    /// [`spawn_inheriting`]. Only while no other thread runs, since the lowered limits hold for
+    /// every thread: one writing a log past the child's file-size limit would be killed.
+    Inheriting,
+    /// A `fork` that sets every limit on itself before the `exec`: for a process with other
+    /// threads (a launcher profiling seeds, background triage, the test harness).
+    Forking,
+}
+
+impl Limiting {
+    fn for_this_process() -> Self {
+        if own_threads() == Some(1) {
+            Limiting::Inheriting
+        } else {
+            Limiting::Forking
+        }
+    }
+}
+
+/// How many threads this process has (`num_threads` of `/proc/self/stat`).
+fn own_threads() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command name, which may hold spaces, start at the third.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(17)?.parse().ok()
+}
+
+/// Starts `command` with every limit of `limits` set, soft and hard, the way `limiting` says.
+fn spawn_limited(command: &mut Command, limits: &Limits, limiting: Limiting) -> Result<std::process::Child> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    match limiting {
+        Limiting::Inheriting => {
+            let mut child = spawn_inheriting(command, limits).with_context(|| format!("cannot start {program}"))?;
+            if let Err(e) = set_limits(child.id(), limits) {
+                let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
+                let _ = child.wait();
+                return Err(e).with_context(|| format!("cannot limit {program}"));
+            }
+            Ok(child)
+        }
+        Limiting::Forking => {
+            let settings = limit_settings(limits);
+            // SAFETY: between fork and exec the closure calls only setrlimit, which is
+            // async-signal-safe, on values copied in beforehand; it allocates nothing.
+            unsafe {
+                command.pre_exec(move || {
+                    for (resource, value) in settings {
+                        let limit = libc::rlimit {
+                            rlim_cur: value,
+                            rlim_max: value,
+                        };
+                        if libc::setrlimit(resource, &limit) != 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                    }
+                    Ok(())
+                })
+            };
+            command.spawn().with_context(|| format!("cannot start {program}"))
+        }
+    }
+}
+
+/// Spawns `command` with the soft limits on memory, file size and core files inherited: the
 /// process lowers its own for the instant of the spawn and restores them. The hard limits,
 /// the CPU time (counted from the child's start whenever it is set) and the process count
 /// (checked at a fork, which comes later) are set on the child afterwards.
 ///
-/// The limits hold for this whole process for that instant. None of its files is near the
-/// smallest file-size limit (64 MB). Its address space may be: the memory limit is inherited
-/// only while this process maps at most half of it, so that neither the spawn's own mapping nor
-/// another thread's allocation meets it; a process that maps more (many threads, each with its
-/// arena) gives its child the memory limit only when the others are set, a few microseconds
-/// into a run whose dynamic loading alone takes hundreds.
+/// The limits hold for this whole process for that instant: only a process without other
+/// threads may do this. Its address space may meet the memory limit: that limit is inherited
+/// only while this process maps at most half of it, so that the spawn's own mapping does not
+/// meet it; a process that maps more gives its child the memory limit only when the others are
+/// set, a few microseconds into a run whose dynamic loading alone takes hundreds.
 fn spawn_inheriting(command: &mut Command, limits: &Limits) -> std::io::Result<std::process::Child> {
     let _one_at_a_time = SPAWNING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let memory_inherited = mapped_bytes().is_some_and(|mapped| mapped <= limits.memory / 2);
@@ -184,10 +250,14 @@ fn mapped_bytes() -> Option<u64> {
 /// compiler driver and its sub-processes are killed together. Fails with [`Interrupted`]
 /// when the campaign is asked to stop while the child runs.
 ///
-/// The child is started by `posix_spawn` (a `vfork`, whose cost does not grow with the
-/// client's memory as a `fork` does), and its limits are set on it by `prlimit(2)` as soon as
-/// the spawn returns; one `poll` on a pidfd and both pipes waits for it, with no threads.
-pub fn run(mut command: Command, limits: &Limits) -> Result<Output> {
+/// A single-threaded process (a client) starts its children by `posix_spawn`, others by a
+/// `fork` (see [`Limiting`]); one `poll` on a pidfd and both pipes waits for a child, with no
+/// threads.
+pub fn run(command: Command, limits: &Limits) -> Result<Output> {
+    run_limited(command, limits, Limiting::for_this_process())
+}
+
+fn run_limited(mut command: Command, limits: &Limits, limiting: Limiting) -> Result<Output> {
     let program = command.get_program().to_string_lossy().into_owned();
     command
         .stdin(Stdio::null())
@@ -195,14 +265,9 @@ pub fn run(mut command: Command, limits: &Limits) -> Result<Output> {
         .stderr(Stdio::piped())
         .process_group(0);
     let start = Instant::now();
-    let mut child = spawn_inheriting(&mut command, limits).with_context(|| format!("cannot start {program}"))?;
+    let mut child = spawn_limited(&mut command, limits, limiting)?;
     let pgid = Pid::from_raw(child.id() as i32);
     let _watched = WatchedGroup::new(pgid);
-    if let Err(e) = set_limits(child.id(), limits) {
-        let _ = killpg(pgid, Signal::SIGKILL);
-        let _ = child.wait();
-        return Err(e).with_context(|| format!("cannot limit {program}"));
-    }
     let exited = PidFd::open(child.id()).with_context(|| format!("cannot watch {program}"))?;
     let mut stdout = Capture::new(child.stdout.take().expect("piped stdout").into(), limits.max_output)?;
     let mut stderr = Capture::new(child.stderr.take().expect("piped stderr").into(), limits.max_output)?;
@@ -260,14 +325,7 @@ enum Ended {
 /// them. Starting each child through util-linux's `prlimit` instead cost an `execve` and about
 /// 0.9 ms of CPU per child, a tenth of a tcc execution's.
 fn set_limits(pid: u32, limits: &Limits) -> std::io::Result<()> {
-    let settings = [
-        (libc::RLIMIT_AS, limits.memory),
-        (libc::RLIMIT_FSIZE, limits.file_size),
-        (libc::RLIMIT_CPU, limits.cpu_seconds),
-        (libc::RLIMIT_NPROC, limits.processes),
-        (libc::RLIMIT_CORE, 0),
-    ];
-    for (resource, value) in settings {
+    for (resource, value) in limit_settings(limits) {
         let limit = libc::rlimit {
             rlim_cur: value,
             rlim_max: value,
@@ -283,6 +341,17 @@ fn set_limits(pid: u32, limits: &Limits) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Each resource a child is limited in, with its limit.
+fn limit_settings(limits: &Limits) -> [(libc::__rlimit_resource_t, u64); 5] {
+    [
+        (libc::RLIMIT_AS, limits.memory),
+        (libc::RLIMIT_FSIZE, limits.file_size),
+        (libc::RLIMIT_CPU, limits.cpu_seconds),
+        (libc::RLIMIT_NPROC, limits.processes),
+        (libc::RLIMIT_CORE, 0),
+    ]
 }
 
 /// A process's pidfd: readable once the process has exited.
@@ -439,20 +508,28 @@ mod tests {
 
     #[test]
     fn the_memory_limit_applies() {
-        let mut c = Command::new("sh");
-        c.arg("-c").arg("ulimit -v");
         // Inherited while this process maps at most half of it.
         let limits = Limits {
             memory: 6 << 30,
             ..Limits::program(Duration::from_secs(5))
         };
         assert!(mapped_bytes().unwrap() <= 3 << 30);
-        assert_eq!(run(c, &limits).unwrap().stdout, b"6291456\n");
+        for limiting in [Limiting::Inheriting, Limiting::Forking] {
+            let mut c = Command::new("sh");
+            c.arg("-c").arg("ulimit -v");
+            assert_eq!(
+                run_limited(c, &limits, limiting).unwrap().stdout,
+                b"6291456\n",
+                "{limiting:?}"
+            );
+        }
     }
 
     #[test]
     fn the_limits_of_this_process_are_what_they_were_after_a_run() {
+        // Other tests spawn on other threads: read outside their windows of lowered limits.
         let own = |resource| {
+            let _no_spawn_now = SPAWNING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             let mut limit = libc::rlimit {
                 rlim_cur: 0,
                 rlim_max: 0,
@@ -468,7 +545,8 @@ mod tests {
         };
         let mut c = Command::new("sh");
         c.arg("-c").arg("ulimit -v; ulimit -c");
-        assert_eq!(run(c, &limits).unwrap().stdout, b"6291456\n0\n");
+        let out = run_limited(c, &limits, Limiting::Inheriting).unwrap();
+        assert_eq!(out.stdout, b"6291456\n0\n");
         assert_eq!(resources.map(own), before);
     }
 
@@ -481,24 +559,54 @@ mod tests {
         let mut c = Command::new("sh");
         c.arg("-c").arg("sleep 0.2; ulimit -v");
         let expected = format!("{}\n", limits.memory / 1024);
-        assert_eq!(run(c, &limits).unwrap().stdout, expected.as_bytes());
+        let out = run_limited(c, &limits, Limiting::Inheriting).unwrap();
+        assert_eq!(out.stdout, expected.as_bytes());
     }
 
     #[test]
     fn file_size_limit_applies() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut c = Command::new("sh");
-        c.arg("-c")
-            .arg("head -c 4000000 /dev/zero > big")
-            .current_dir(dir.path());
-        // This process has the limit for the instant of the spawn: the other tests' files are
-        // smaller.
+        // Inheriting lowers this process's limit for the instant of the spawn: above the 2 MB
+        // the next test writes at.
         let limits = Limits {
-            file_size: 1 << 20,
+            file_size: 4 << 20,
             ..Limits::program(Duration::from_secs(5))
         };
-        let out = run(c, &limits).unwrap();
-        assert!(!out.success());
-        assert!(std::fs::metadata(dir.path().join("big")).unwrap().len() <= 1 << 20);
+        for limiting in [Limiting::Inheriting, Limiting::Forking] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut c = Command::new("sh");
+            c.arg("-c")
+                .arg("head -c 8000000 /dev/zero > big")
+                .current_dir(dir.path());
+            let out = run_limited(c, &limits, limiting).unwrap();
+            assert!(!out.success(), "{limiting:?}");
+            let written = std::fs::metadata(dir.path().join("big")).unwrap().len();
+            assert!(written <= 4 << 20, "{limiting:?}: {written}");
+        }
+    }
+
+    #[test]
+    fn another_thread_writes_past_a_childs_file_size_limit_while_children_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = std::fs::File::create(dir.path().join("log")).unwrap();
+        let starting = std::sync::atomic::AtomicBool::new(true);
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(|| {
+                // Rewritten in place at 2 MB: a write past the file-size limit kills the process.
+                while starting.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::os::unix::fs::FileExt::write_all_at(&log, &[0u8; 4096], 2 << 20).unwrap();
+                }
+            });
+            assert!(own_threads().unwrap() >= 2);
+            assert_eq!(Limiting::for_this_process(), Limiting::Forking);
+            let limits = Limits {
+                file_size: 1 << 20,
+                ..Limits::program(Duration::from_secs(5))
+            };
+            for _ in 0..50 {
+                assert!(run(Command::new("true"), &limits).unwrap().success());
+            }
+            starting.store(false, std::sync::atomic::Ordering::Relaxed);
+            writer.join().unwrap();
+        });
     }
 }
