@@ -9,7 +9,6 @@ use libafl::{Error, HasMetadata};
 use libafl_bolts::impl_serdeany;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashSet, VecDeque};
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 /// How many recent texts a client remembers (16 bytes each).
@@ -49,9 +48,8 @@ impl RepeatedTextFilter {
 
     /// Whether `text` is new; a new text is remembered, the oldest forgotten past capacity.
     pub fn first_time(&mut self, text: &str) -> bool {
-        let mut hasher = DefaultHasher::new();
-        text.hash(&mut hasher);
-        let hash = hasher.finish();
+        // xxh3: SipHash took a fifth of a millisecond on a 240-KB text, each proposal.
+        let hash = libafl_bolts::hash_std(text.as_bytes());
         if !self.seen.insert(hash) {
             return false;
         }

@@ -21,6 +21,10 @@ pub struct McmcScheduler {
     rotation: Option<usize>,
     /// Forgets a retired chain's parsed seed.
     programs: Arc<Programs>,
+    /// Entries whose inputs this scheduler put back in memory; each is dropped once no chain
+    /// stands there, so that they stay as few as the chains (a state holds its chain's every
+    /// edit).
+    kept_inputs: Vec<CorpusId>,
 }
 
 impl McmcScheduler {
@@ -29,6 +33,7 @@ impl McmcScheduler {
             proposals_per_turn: proposals_per_turn.max(1),
             rotation,
             programs,
+            kept_inputs: Vec::new(),
         }
     }
 }
@@ -42,21 +47,30 @@ where
     fn on_add(&mut self, state: &mut S, id: CorpusId) -> Result<(), Error> {
         let current = *state.corpus().current();
         state.corpus().get(id)?.borrow_mut().set_parent_id_optional(current);
-        // An entry the fuzzer added was described by the acceptance feedback; one added
-        // otherwise (a stored seed, a resumed state) is read back from disk.
+        // An entry the fuzzer added was handed over by the acceptance feedback, and its input
+        // goes back into the entry, which the corpus left without one: a chain moves there
+        // next. The entry is dropped when no chain holds it any more (`forget_unvisited`). One
+        // added otherwise (a stored seed, a resumed state) is read back from disk.
         let filename = state.corpus().get(id)?.borrow().filename().clone();
-        let added = match state.remove_metadata::<AddedVariant>() {
-            Some(added) if filename.as_deref() == Some(added.name.as_str()) => *added,
-            _ => {
-                let input = state.corpus().cloned_input_for_id(id)?;
-                AddedVariant {
-                    name: input.name(),
-                    unedited: input.edits().is_empty(),
-                    seed: input.seed,
+        let added = state
+            .remove_metadata::<AddedVariant>()
+            .map(|added| added.input)
+            .filter(|input| filename.as_deref() == Some(input.name().as_str()));
+        let (seed, name, unedited) = match added {
+            Some(input) => {
+                let described = (input.seed.clone(), input.name(), input.edits().is_empty());
+                let mut entry = state.corpus().get(id)?.borrow_mut();
+                if entry.input().is_none() {
+                    *entry.input_mut() = Some(input);
+                    self.kept_inputs.push(id);
                 }
+                described
+            }
+            None => {
+                let input = state.corpus().cloned_input_for_id(id)?;
+                (input.seed.clone(), input.name(), input.edits().is_empty())
             }
         };
-        let AddedVariant { seed, name, unedited } = added;
         let acceptance = state
             .metadata_map()
             .get::<LastAcceptance>()
@@ -81,6 +95,7 @@ where
 
     fn next(&mut self, state: &mut S) -> Result<CorpusId, Error> {
         forget_unvisited(state)?;
+        self.drop_kept_inputs_left_behind(state);
         let chains = state.metadata_or_insert_with(McmcChains::default);
         let id = if chains.order.is_empty() {
             None
@@ -104,6 +119,39 @@ where
     fn set_current_scheduled(&mut self, state: &mut S, next_id: Option<CorpusId>) -> Result<(), Error> {
         *state.corpus_mut().current_mut() = next_id;
         Ok(())
+    }
+}
+
+impl McmcScheduler {
+    /// Drops the kept inputs of the entries no chain stands on any more (an entry the corpus
+    /// forgot is gone with its input); a chain that returns there reads it from disk, through
+    /// the corpus's cache.
+    fn drop_kept_inputs_left_behind<S>(&mut self, state: &mut S)
+    where
+        S: HasCorpus<Variant> + HasMetadata,
+    {
+        let Some(chains) = state.metadata_map().get::<McmcChains>() else {
+            return;
+        };
+        let standing: Vec<CorpusId> = chains
+            .chains
+            .values()
+            .filter(|c| !c.retired)
+            .map(|c| c.current)
+            .collect();
+        self.kept_inputs.retain(|id| {
+            if standing.contains(id) {
+                return true;
+            }
+            if let Ok(entry) = state.corpus().get(*id) {
+                if let Ok(mut entry) = entry.try_borrow_mut() {
+                    *entry.input_mut() = None;
+                } else {
+                    return true;
+                }
+            }
+            false
+        });
     }
 }
 
@@ -132,4 +180,78 @@ where
         chains.forgotten += forgotten;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccfuzz_mutators::edit::Edit;
+    use ccfuzz_mutators::seed::{SeedId, SeedStore};
+    use libafl::corpus::{CachedOnDiskCorpus, OnDiskCorpus, Testcase};
+    use libafl::feedbacks::ConstFeedback;
+    use libafl::state::StdState;
+    use libafl_bolts::rands::StdRand;
+
+    type TestState = StdState<CachedOnDiskCorpus<Variant>, Variant, StdRand, OnDiskCorpus<Variant>>;
+
+    /// Adds `variant` as the fuzzer does, as an accepted proposal or as a seed.
+    fn add(state: &mut TestState, scheduler: &mut McmcScheduler, variant: Variant, accepted: bool) -> CorpusId {
+        if accepted {
+            state.add_metadata(LastAcceptance {
+                name: variant.name(),
+                energy: 1.0,
+                distance: 0.5,
+            });
+            state.add_metadata(AddedVariant { input: variant.clone() });
+        }
+        let id = state.corpus_mut().add(Testcase::from(variant)).unwrap();
+        scheduler.on_add(state, id).unwrap();
+        id
+    }
+
+    #[test]
+    fn a_chain_moves_to_its_new_state_without_reading_it_from_disk_which_stays_in_memory_while_it_stands_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = CachedOnDiskCorpus::new(dir.path().join("corpus"), 4).unwrap();
+        let solutions = OnDiskCorpus::new(dir.path().join("solutions")).unwrap();
+        let mut no_feedback = ConstFeedback::new(false);
+        let mut no_objective = ConstFeedback::new(false);
+        let mut state: TestState = StdState::new(
+            StdRand::with_seed(1),
+            corpus,
+            solutions,
+            &mut no_feedback,
+            &mut no_objective,
+        )
+        .unwrap();
+        let programs = Arc::new(Programs::new(SeedStore::open(dir.path().join("seeds")).unwrap(), 1));
+        let mut scheduler = McmcScheduler::new(1000, None, programs);
+        let seed = SeedId("c0ffee".into());
+        let start = add(&mut state, &mut scheduler, Variant::of_seed(seed.clone()), false);
+        assert_eq!(scheduler.next(&mut state).unwrap(), start);
+
+        let first = Variant::new(seed.clone(), vec![Edit::Delete { stmt: 3 }]);
+        let first_id = add(&mut state, &mut scheduler, first.clone(), true);
+        let file = state
+            .corpus()
+            .get(first_id)
+            .unwrap()
+            .borrow()
+            .file_path()
+            .clone()
+            .unwrap();
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(scheduler.next(&mut state).unwrap(), first_id);
+        let mut entry = state.corpus().get(first_id).unwrap().borrow_mut();
+        state.corpus().load_input_into(&mut entry).unwrap();
+        assert_eq!(entry.input().as_ref().unwrap().name(), first.name());
+        drop(entry);
+
+        let second = Variant::new(seed, vec![Edit::Delete { stmt: 3 }, Edit::Delete { stmt: 5 }]);
+        let second_id = add(&mut state, &mut scheduler, second, true);
+        assert_eq!(scheduler.next(&mut state).unwrap(), second_id);
+        assert!(state.corpus().get(second_id).unwrap().borrow().input().is_some());
+        // The chain left the first state: its input is no longer held in memory.
+        assert!(state.corpus().get(first_id).unwrap().borrow().input().is_none());
+    }
 }
