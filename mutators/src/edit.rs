@@ -47,17 +47,20 @@ impl Edit {
 /// absorbed by the deletion; edits naming statements the program does not have are ignored.
 pub fn apply_edits(program: &Program, edits: &[Edit]) -> String {
     let count = program.statements.len() as StmtId;
-    let deleted: Vec<StmtId> = edits
-        .iter()
-        .filter_map(|e| match e {
-            Edit::Delete { stmt } if *stmt < count => Some(*stmt),
-            _ => None,
-        })
-        .collect();
+    // By statement: a long chain's edits hold hundreds of deletions, and each edit asks about
+    // every ancestor of its statement.
+    let mut deleted = vec![false; count as usize];
+    for edit in edits {
+        if let Edit::Delete { stmt } = edit {
+            if *stmt < count {
+                deleted[*stmt as usize] = true;
+            }
+        }
+    }
     let inside_deleted = |stmt: StmtId| {
         let mut cursor = program.statement(stmt).parent;
         while let Some(p) = cursor {
-            if deleted.contains(&p) {
+            if deleted[p as usize] {
                 return true;
             }
             cursor = program.statement(p).parent;
@@ -113,7 +116,7 @@ pub fn apply_edits(program: &Program, edits: &[Edit]) -> String {
     // The same deletion twice deletes once.
     patches.dedup_by(|a, b| a.order.0 == 3 && b.order.0 == 3 && a.pos == b.pos);
     let text = &program.text;
-    let mut out = String::with_capacity(text.len() + 64);
+    let mut out = String::with_capacity(text.len() + patches.iter().map(|p| p.text.len()).sum::<usize>());
     let mut cursor = 0;
     for patch in patches {
         if patch.pos < cursor {

@@ -107,6 +107,9 @@ pub struct Fragment {
     text: Box<str>,
     hole_uses: Box<[HoleUse]>,
     pub holes: Box<[Hole]>,
+    /// Every hole has a type that means the same in every seed ([`portable`]): asked of every
+    /// entry at each transplant proposal.
+    portable_holes: bool,
     /// The donor's names that the entry uses.
     free_names: Box<[u32]>,
     /// The entry names a struct, union or enum tag, meaningful only in its own seed and only
@@ -287,7 +290,7 @@ impl<'t> Site<'t> {
                 return None;
             }
         }
-        if !same_seed && !fragment.holes.iter().all(|h| portable(&h.ty)) {
+        if !same_seed && !fragment.portable_holes {
             return None;
         }
         let free_names = || fragment.free_names.iter().map(|&n| n as usize);
@@ -431,6 +434,7 @@ fn extract(program: &Program, donor: &mut Donor, stmt: &Statement, text_hash: u6
     Some(Fragment {
         text: text.into(),
         hole_uses: hole_uses.into(),
+        portable_holes: holes.iter().all(|h| portable(&h.ty)),
         holes: holes.into(),
         free_names: free_names.into(),
         tags_in_scope_from: uses_tags.then(|| function_body_start(program, stmt.id)),

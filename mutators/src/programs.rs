@@ -92,7 +92,7 @@ pub struct Programs {
     parses: std::sync::atomic::AtomicU64,
     /// The last variant materialized, by name: the repeated-text filter and then the executor
     /// ask for the same proposal's text.
-    last_text: Mutex<Option<(String, Arc<str>)>>,
+    last_text: Mutex<Option<(String, Arc<String>)>>,
 }
 
 impl Programs {
@@ -194,14 +194,14 @@ impl Programs {
     }
 
     /// The C text of a variant.
-    pub fn materialize(&self, variant: &Variant) -> Result<Arc<str>> {
+    pub fn materialize(&self, variant: &Variant) -> Result<Arc<String>> {
         let name = variant.name();
         let mut last = self.last_text.lock().expect("last text lock");
         if let Some((_, text)) = last.as_ref().filter(|(last_name, _)| *last_name == name) {
             return Ok(text.clone());
         }
         let loaded = self.get(&variant.seed)?;
-        let text: Arc<str> = apply_edits(&loaded.program, variant.edits()).into();
+        let text = Arc::new(apply_edits(&loaded.program, variant.edits()));
         *last = Some((name, text.clone()));
         Ok(text)
     }

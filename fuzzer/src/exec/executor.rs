@@ -143,7 +143,7 @@ impl<OT> CompileRunExecutor<OT> {
         let dir = self.emptied_private_dir()?;
         let dir = dir.as_path();
         let source = dir.join(VARIANT_SOURCE);
-        std::fs::write(&source, text.as_bytes())?;
+        overwrite(&source, text.as_bytes()).with_context(|| format!("cannot write {}", source.display()))?;
         let run_timeout = variant_run_timeout(loaded.seed.profile.run_ms, self.config.run_timeout());
         let reference = &self.config.reference;
         let mut runs = BinaryRuns::default();
@@ -386,6 +386,20 @@ where
     }
 }
 
+/// Writes `bytes` over the file at `path` in place. A file truncated to nothing and written
+/// again is written back by ext4 when it is closed (`auto_da_alloc`, against losing a file
+/// replaced that way): the variant's source written with `std::fs::write` took a tenth of the
+/// client's CPU against tcc, half of it in the open and the close.
+fn overwrite(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    std::io::Write::write_all(&mut file, bytes)?;
+    file.set_len(bytes.len() as u64)
+}
+
 /// Creates `dir`, or removes what it holds but the variant's source.
 fn empty_dir(dir: &Path) -> anyhow::Result<()> {
     let entries = match std::fs::read_dir(dir) {
@@ -411,4 +425,20 @@ fn empty_dir(dir: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("cannot remove {}", path.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::overwrite;
+
+    #[test]
+    fn an_overwritten_file_holds_exactly_the_new_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("variant.c");
+        overwrite(&path, b"int main(void) { return 12345; }\n").unwrap();
+        overwrite(&path, b"int main(void) { return 0; }\n").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"int main(void) { return 0; }\n");
+        overwrite(&path, b"int x;\nint main(void) { return x; }\n").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"int x;\nint main(void) { return x; }\n");
+    }
 }
