@@ -61,6 +61,13 @@ fn athena_chains_accept_some_proposals_and_keep_the_accepted_ones() {
     assert!(report.mcmc.acceptance_rate > 0.0 && report.mcmc.acceptance_rate < 1.0);
     assert!(log.contains("acceptance"), "{log}");
 
+    // Without observed maps an entry's metadata would hold only zeros: no metadata files.
+    let metadata_files = std::fs::read_dir(out.join("corpus"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".metadata"))
+        .count();
+    assert_eq!(metadata_files, 0);
+
     // The corpus holds the seed and exactly the states the chain accepted, each once, all made
     // of Athena's moves.
     let variants: Vec<Variant> = std::fs::read_dir(out.join("corpus"))

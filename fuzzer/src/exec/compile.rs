@@ -7,7 +7,6 @@ use crate::exec::runner::{run, Exit, Limits};
 use anyhow::{Context, Result};
 use ccfuzz_observers::{ConfigOutcome, RunResult};
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -109,9 +108,7 @@ impl BinaryRuns {
     /// The run of `binary`: the earlier one of the same bytes, or a new one.
     fn run(&mut self, binary: &Path, timeout: Duration) -> Result<RunResult> {
         let bytes = std::fs::read(binary).with_context(|| format!("cannot read {}", binary.display()))?;
-        let mut hasher = DefaultHasher::new();
-        bytes.hash(&mut hasher);
-        let key = hasher.finish();
+        let key = libafl_bolts::hash_std(&bytes);
         if let Some(run) = self.by_content.get(&key) {
             self.reused += 1;
             return Ok(run.clone());
