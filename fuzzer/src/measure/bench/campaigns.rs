@@ -90,6 +90,10 @@ fn campaign(options: &BenchOptions, name: &str, config_file: &Path, cores: &str)
         Some(path) => path.clone(),
         None => std::env::current_exe()?,
     };
+    let fuzzer_name = fuzzer
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut command = Command::new(fuzzer);
     command.args(["fuzz", "--cores", cores, "--seconds", &options.seconds.to_string()]);
     if let Some(random_seed) = options.random_seed {
@@ -104,7 +108,7 @@ fn campaign(options: &BenchOptions, name: &str, config_file: &Path, cores: &str)
         .stdout(std::process::Stdio::null())
         .spawn()
         .context("cannot start the campaign")?;
-    let rss = sample_rss(&mut child, options.seconds)?;
+    let rss = sample_rss(&mut child, &fuzzer_name, options.seconds)?;
     let status = child.wait()?;
     if !status.success() {
         bail!("the {name} campaign on cores {cores} failed: {status}");
@@ -143,9 +147,10 @@ fn campaign(options: &BenchOptions, name: &str, config_file: &Path, cores: &str)
     })
 }
 
-/// The largest resident memory among the campaign's processes (its clients are the largest)
-/// a quarter of the way in and at the end, sampled until `child` exits.
-fn sample_rss(child: &mut Child, seconds: u64) -> Result<(u64, u64)> {
+/// The largest resident memory among the campaign's own processes, those of the program
+/// `fuzzer` (its clients are the largest; a compiler the clients run is not one of them), a
+/// quarter of the way in and at the end, sampled until `child` exits.
+fn sample_rss(child: &mut Child, fuzzer: &str, seconds: u64) -> Result<(u64, u64)> {
     let start = Instant::now();
     let quarter = Duration::from_secs(seconds) / 4;
     let (mut at_quarter, mut last) = (None, 0);
@@ -153,6 +158,7 @@ fn sample_rss(child: &mut Child, seconds: u64) -> Result<(u64, u64)> {
         std::thread::sleep(SAMPLE_EVERY);
         let largest = descendants(child.id())
             .into_iter()
+            .filter(|pid| runs_program(*pid, fuzzer))
             .map(|pid| resident_bytes(&pid.to_string()))
             .max()
             .unwrap_or(0);
@@ -165,6 +171,14 @@ fn sample_rss(child: &mut Child, seconds: u64) -> Result<(u64, u64)> {
         }
     }
     Ok((at_quarter.unwrap_or(last), last))
+}
+
+/// Whether process `pid` runs the program named `name` (its command name, which the kernel
+/// cuts to 15 bytes).
+fn runs_program(pid: u32, name: &str) -> bool {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    let short = &name.as_bytes()[..name.len().min(15)];
+    comm.trim_end_matches('\n').as_bytes() == short
 }
 
 /// The process and every process below it, from /proc.
@@ -205,4 +219,23 @@ fn bytes_under(dir: &Path) -> u64 {
         }
     }
     total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runs_program;
+
+    #[test]
+    fn a_process_is_told_by_its_program_even_past_the_kernels_fifteen_bytes() {
+        let own = std::env::current_exe().unwrap();
+        let own_name = own.file_name().unwrap().to_str().unwrap();
+        assert!(own_name.len() > 15, "{own_name}");
+        assert!(runs_program(std::process::id(), own_name));
+        let mut sleeper = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        assert!(runs_program(sleeper.id(), "sleep"));
+        assert!(!runs_program(sleeper.id(), own_name));
+        assert!(!runs_program(std::process::id(), "sleep"));
+        sleeper.kill().unwrap();
+        sleeper.wait().unwrap();
+    }
 }
