@@ -54,7 +54,7 @@ impl Cfg {
     /// The whole program's graph: what [`SeedGraph::distance`] must agree with.
     #[cfg(test)]
     fn of_variant(program: &Program, edits: &[Edit]) -> Cfg {
-        let context = BuildContext::new(program, edits);
+        let context = BuildContext::new(program, edits, |_| true);
         let mut whole = Cfg::default();
         for function in 0..program.roots.len() {
             let cfg = context.function(function);
@@ -128,7 +128,7 @@ struct EditedFunction {
 
 impl SeedGraph {
     pub fn of(program: &Program) -> SeedGraph {
-        let context = BuildContext::new(program, &[]);
+        let context = BuildContext::new(program, &[], |_| true);
         let functions: Vec<Cfg> = (0..program.roots.len()).map(|f| context.function(f)).collect();
         let function_counts: Vec<Counts> = functions.iter().map(Cfg::counts).collect();
         let mut function_of = vec![None; program.statements.len()];
@@ -158,18 +158,18 @@ impl SeedGraph {
 
     /// Δ(Q; P) of the variant `edits` make of the seed `program`, whose graph this is.
     pub fn distance(&self, program: &Program, edits: &[Edit], w: DistanceWeights) -> f64 {
-        use std::hash::{DefaultHasher, Hash, Hasher};
+        use std::hash::{Hash, Hasher};
         // A function's graph depends on what its edits are and in which order, not on where
         // they stand in the whole list: that only names the vertices they add, which no
         // count sees. An edit naming a statement outside every function changes no graph, as
         // it changes no text.
-        let mut touched: BTreeMap<usize, DefaultHasher> = BTreeMap::new();
+        let mut touched = BTreeMap::new();
         for edit in edits {
             let Some(Some(function)) = self.function_of.get(edit.stmt() as usize) else {
                 continue;
             };
             let key = touched.entry(*function as usize).or_insert_with(|| {
-                let mut hasher = DefaultHasher::new();
+                let mut hasher = libafl_bolts::hasher_std();
                 function.hash(&mut hasher);
                 hasher
             });
@@ -180,15 +180,30 @@ impl SeedGraph {
                 Edit::Transplant { stmt, shape, .. } => (3u8, stmt, shape).hash(key),
             }
         }
-        let mut context = None;
         let mut measured = self.measured.lock().expect("measured functions lock");
+        // Looked up before any is measured: a measurement may clear what was remembered.
+        let touched: Vec<(usize, u64, Option<EditedFunction>)> = touched
+            .into_iter()
+            .map(|(f, key)| {
+                let key = key.finish();
+                (f, key, measured.get(&key).copied())
+            })
+            .collect();
+        // The graphs to build need only their own functions' edits (a long chain holds hundreds).
+        let unmeasured: Vec<u32> = touched
+            .iter()
+            .filter(|(_, _, known)| known.is_none())
+            .map(|(f, _, _)| *f as u32)
+            .collect();
+        let in_unmeasured =
+            |stmt: StmtId| matches!(self.function_of.get(stmt as usize), Some(Some(f)) if unmeasured.contains(f));
+        let mut context = None;
         let (mut variant, mut shared) = (self.total, self.total);
-        for (function, key) in touched {
-            let key = key.finish();
-            let edited = match measured.get(&key) {
-                Some(edited) => *edited,
+        for (function, key, known) in touched {
+            let edited = match known {
+                Some(edited) => edited,
                 None => {
-                    let context = context.get_or_insert_with(|| BuildContext::new(program, edits));
+                    let context = context.get_or_insert_with(|| BuildContext::new(program, edits, in_unmeasured));
                     let cfg = context.function(function);
                     let edited = EditedFunction {
                         counts: cfg.counts(),
@@ -283,11 +298,16 @@ struct BuildContext<'a> {
 }
 
 impl<'a> BuildContext<'a> {
-    fn new(program: &'a Program, edits: &'a [Edit]) -> Self {
+    /// The context of the edits on the statements `kept` says; each keeps its index in `edits`,
+    /// which names the vertices it adds.
+    fn new(program: &'a Program, edits: &'a [Edit], kept: impl Fn(StmtId) -> bool) -> Self {
         let mut deleted = HashSet::new();
         let mut before: HashMap<StmtId, Vec<(u32, &Edit)>> = HashMap::new();
         let mut wraps: HashMap<StmtId, Vec<u32>> = HashMap::new();
         for (index, edit) in edits.iter().enumerate() {
+            if !kept(edit.stmt()) {
+                continue;
+            }
             let index = index as u32;
             match edit {
                 Edit::Delete { stmt } => {
