@@ -133,11 +133,12 @@ impl McmcScheduler {
         let Some(chains) = state.metadata_map().get::<McmcChains>() else {
             return;
         };
+        // The rotation, not every chain: retired chains stay in the map for their statistics.
         let standing: Vec<CorpusId> = chains
-            .chains
-            .values()
-            .filter(|c| !c.retired)
-            .map(|c| c.current)
+            .order
+            .iter()
+            .filter_map(|seed| chains.chains.get(seed))
+            .map(|chain| chain.current)
             .collect();
         self.kept_inputs.retain(|id| {
             if standing.contains(id) {
