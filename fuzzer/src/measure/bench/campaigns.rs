@@ -232,7 +232,14 @@ mod tests {
         assert!(own_name.len() > 15, "{own_name}");
         assert!(runs_program(std::process::id(), own_name));
         let mut sleeper = std::process::Command::new("sleep").arg("5").spawn().unwrap();
-        assert!(runs_program(sleeper.id(), "sleep"));
+        // A spawn may return before the kernel names the child after its new program.
+        let named = (0..500).any(|_| {
+            runs_program(sleeper.id(), "sleep") || {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                false
+            }
+        });
+        assert!(named);
         assert!(!runs_program(sleeper.id(), own_name));
         assert!(!runs_program(std::process::id(), "sleep"));
         sleeper.kill().unwrap();
