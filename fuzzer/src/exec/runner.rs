@@ -137,10 +137,18 @@ impl Limiting {
 
 /// How many threads this process has (`num_threads` of `/proc/self/stat`).
 fn own_threads() -> Option<u64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // The fields after the command name, which may hold spaces, start at the third.
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(17)?.parse().ok()
+    let (_, fields) = proc_stat("self")?;
+    fields.split_whitespace().nth(17)?.parse().ok()
+}
+
+/// A process's `/proc/PROCESS/stat` (`self`, or a pid): its command name (cut by the kernel
+/// to 15 bytes) and the fields after it, from the state on. The name may hold spaces and
+/// parentheses: it ends at the last `)`.
+pub fn proc_stat(process: &str) -> Option<(String, String)> {
+    let stat = std::fs::read_to_string(format!("/proc/{process}/stat")).ok()?;
+    let (head, fields) = stat.rsplit_once(')')?;
+    let (_, name) = head.split_once('(')?;
+    Some((name.to_string(), fields.to_string()))
 }
 
 /// Starts `command` with every limit of `limits` set, soft and hard, the way `limiting` says.

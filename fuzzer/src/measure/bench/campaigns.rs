@@ -9,6 +9,7 @@ use super::{children_cpu, BenchOptions};
 use crate::campaign::report::resident_bytes;
 use crate::campaign::ClientReport;
 use crate::config::{CompilerConfig, Config, ReferenceGate};
+use crate::exec::runner::proc_stat;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -158,8 +159,8 @@ fn sample_rss(child: &mut Child, fuzzer: &str, seconds: u64) -> Result<(u64, u64
         std::thread::sleep(SAMPLE_EVERY);
         let largest = descendants(child.id())
             .into_iter()
-            .filter(|pid| runs_program(*pid, fuzzer))
-            .map(|pid| resident_bytes(&pid.to_string()))
+            .filter(|(_, name)| is_named(name, fuzzer))
+            .map(|(pid, _)| resident_bytes(&pid.to_string()))
             .max()
             .unwrap_or(0);
         // The clients' own exit shrinks the tree: keep the last full sample.
@@ -173,33 +174,41 @@ fn sample_rss(child: &mut Child, fuzzer: &str, seconds: u64) -> Result<(u64, u64
     Ok((at_quarter.unwrap_or(last), last))
 }
 
-/// Whether process `pid` runs the program named `name` (its command name, which the kernel
-/// cuts to 15 bytes).
-fn runs_program(pid: u32, name: &str) -> bool {
-    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-    let short = &name.as_bytes()[..name.len().min(15)];
-    comm.trim_end_matches('\n').as_bytes() == short
+/// Whether a process's command name (cut by the kernel to 15 bytes) is that of the program
+/// `program`.
+fn is_named(command_name: &str, program: &str) -> bool {
+    command_name.as_bytes() == &program.as_bytes()[..program.len().min(15)]
 }
 
-/// The process and every process below it, from /proc.
-fn descendants(root: u32) -> Vec<u32> {
-    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+/// The process and every process below it, from /proc, with their command names.
+fn descendants(root: u32) -> Vec<(u32, String)> {
+    let processes: Vec<(u32, u32, String)> = std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|entry| {
             let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            // The command name may hold spaces and parentheses: fields start after the last ')'.
-            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-            Some((pid, fields.get(1)?.parse().ok()?))
+            let (name, fields) = proc_stat(&pid.to_string())?;
+            let parent = fields.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, parent, name))
         })
         .collect();
-    let mut found = vec![root];
+    let name_of = |pid: u32| {
+        processes
+            .iter()
+            .find(|(p, _, _)| *p == pid)
+            .map_or_else(String::new, |(_, _, name)| name.clone())
+    };
+    let mut found = vec![(root, name_of(root))];
     let mut next = 0;
     while next < found.len() {
-        let parent = found[next];
-        found.extend(parents.iter().filter(|(_, p)| *p == parent).map(|(pid, _)| *pid));
+        let parent = found[next].0;
+        found.extend(
+            processes
+                .iter()
+                .filter(|(_, p, _)| *p == parent)
+                .map(|(pid, _, name)| (*pid, name.clone())),
+        );
         next += 1;
     }
     found
@@ -223,7 +232,13 @@ fn bytes_under(dir: &Path) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::runs_program;
+    use super::{descendants, is_named};
+
+    fn runs_program(pid: u32, program: &str) -> bool {
+        descendants(pid)
+            .first()
+            .is_some_and(|(_, name)| is_named(name, program))
+    }
 
     #[test]
     fn a_process_is_told_by_its_program_even_past_the_kernels_fifteen_bytes() {
