@@ -20,7 +20,7 @@ import sys
 import time
 
 FIELDS = ["seconds", "client", "executions", "corpus", "rss", "anonymous", "shared_memory", "file",
-          "heap_in_use", "heap_free", "seed_cache_seeds", "seed_cache_bytes", "out_bytes"]
+          "heap_in_use", "heap_free", "returned_by_trims", "seed_cache_seeds", "seed_cache_bytes", "out_bytes"]
 
 
 def directory_bytes(path):
@@ -55,6 +55,7 @@ def sample(out, started):
             "file": memory.get("file_bytes", 0),
             "heap_in_use": memory.get("heap_in_use_bytes", 0),
             "heap_free": memory.get("heap_free_bytes", 0),
+            "returned_by_trims": memory.get("returned_by_trims_bytes", 0),
             "seed_cache_seeds": cache[0],
             "seed_cache_bytes": cache[1],
             "out_bytes": out_bytes,

@@ -407,6 +407,7 @@ where
         mgr.maybe_report_progress(&mut state, Duration::from_secs(3))?;
         if last_stats.elapsed() >= Duration::from_secs(5) {
             last_stats = std::time::Instant::now();
+            return_freed_memory();
             report_chains(&mut state, &mut mgr)?;
             if let Ok(chains) = state.metadata::<McmcChains>() {
                 if let Err(e) = save_chains(chains, &chains_file) {

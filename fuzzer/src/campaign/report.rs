@@ -83,6 +83,9 @@ pub struct MemoryReport {
     pub file_bytes: u64,
     pub heap_in_use_bytes: u64,
     pub heap_free_bytes: u64,
+    /// Resident bytes the process's trims of the heap have handed back since it started.
+    #[serde(default)]
+    pub returned_by_trims_bytes: u64,
 }
 
 impl MemoryReport {
@@ -110,6 +113,7 @@ impl MemoryReport {
             file_bytes: kilobytes("RssFile:"),
             heap_in_use_bytes: (heap.uordblks + heap.hblkhd) as u64,
             heap_free_bytes: heap.fordblks as u64,
+            returned_by_trims_bytes: crate::ops::heap::returned_so_far(),
         }
     }
 }
