@@ -137,9 +137,9 @@ pub fn propose<R: Rand>(
         Move::Transplant => {
             let stmt = *rand.choose(&sets.locations)?;
             let candidates = pool.candidates(program, seed, stmt);
-            let candidate = rand.choose(&candidates)?;
+            let candidate = candidates.candidate(rand.choose(&candidates.entries)?);
             let picks: Vec<usize> = candidate.choices.iter().map(|c| rand.below_or_zero(c.len())).collect();
-            let choices = (candidates.len() as u64).saturating_mul(candidate.renamings());
+            let choices = (candidates.entries.len() as u64).saturating_mul(candidate.renamings());
             next.push(Edit::Transplant {
                 stmt,
                 code: format!("{}\n", candidate.instantiate(&picks)).into(),

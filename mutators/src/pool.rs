@@ -107,6 +107,8 @@ pub struct Fragment {
     text: Box<str>,
     hole_uses: Box<[HoleUse]>,
     pub holes: Box<[Hole]>,
+    /// Each hole's number in the pool's [`HoleKinds`].
+    hole_kinds: Box<[u32]>,
     /// Every hole has a type that means the same in every seed ([`portable`]): asked of every
     /// entry at each transplant proposal.
     portable_holes: bool,
@@ -138,7 +140,40 @@ pub struct Pool {
     seeds: HashSet<SeedId>,
     /// Hashes of the entries' texts.
     texts: HashSet<u64>,
+    kinds: HoleKinds,
     capacity: usize,
+}
+
+/// The types (with their qualifiers) of the pool's holes, numbered: a location groups its
+/// variables by number once, and each hole of each entry finds its variables by index.
+/// Numbers are never reused; there are as many as distinct hole types, a few hundred at most.
+#[derive(Debug, Default)]
+struct HoleKinds {
+    by_type: HashMap<CType, Vec<(Box<str>, u32)>>,
+    count: u32,
+}
+
+impl HoleKinds {
+    fn number(&mut self, ty: &CType, qualifiers: &str) -> u32 {
+        if let Some(number) = self.find(ty, qualifiers) {
+            return number;
+        }
+        let number = self.count;
+        self.count += 1;
+        self.by_type
+            .entry(ty.clone())
+            .or_default()
+            .push((qualifiers.into(), number));
+        number
+    }
+
+    fn find(&self, ty: &CType, qualifiers: &str) -> Option<u32> {
+        self.by_type
+            .get(ty)?
+            .iter()
+            .find(|(q, _)| &**q == qualifiers)
+            .map(|&(_, number)| number)
+    }
 }
 
 impl Default for Pool {
@@ -153,6 +188,7 @@ impl Pool {
             entries: VecDeque::new(),
             seeds: HashSet::new(),
             texts: HashSet::new(),
+            kinds: HoleKinds::default(),
             capacity,
         }
     }
@@ -171,7 +207,7 @@ impl Pool {
         for stmt in &program.statements {
             let text_hash = hash_text(program.source_of(stmt.id));
             if !self.texts.contains(&text_hash) {
-                extracted.extend(extract(program, &mut donor, stmt, text_hash));
+                extracted.extend(extract(program, &mut donor, &mut self.kinds, stmt, text_hash));
             }
         }
         let donor = Arc::new(donor);
@@ -195,22 +231,74 @@ impl Pool {
         self.seeds.contains(origin)
     }
 
-    /// The entries that fit before `location` of `target`, with the number of renamings each
-    /// allows.
+    /// The entries that fit before `location` of `target`. Every entry is checked at each
+    /// transplant proposal, so the check allocates nothing and looks each donor name up once
+    /// per call; only the entry chosen gets its choices of variables
+    /// ([`Candidates::candidate`]).
     pub fn candidates<'p, 't>(
         &'p self,
         target: &'t Program,
         target_seed: &SeedId,
         location: StmtId,
-    ) -> Vec<Candidate<'p, 't>> {
-        let site = Site::new(target, location);
-        self.entries
-            .iter()
-            .filter_map(|entry| {
-                let choices = site.choices(entry, target, target_seed)?;
-                Some(Candidate { entry, choices })
-            })
-            .collect()
+    ) -> Candidates<'p, 't> {
+        let site = Site::new(target, location, &self.kinds);
+        let mut donors: Vec<DonorFit> = Vec::new();
+        let mut entries = Vec::new();
+        for entry in &self.entries {
+            let index = match donors.iter().rposition(|d| Arc::ptr_eq(d.donor, &entry.donor)) {
+                Some(index) => index,
+                None => {
+                    donors.push(DonorFit::new(&entry.donor, target_seed));
+                    donors.len() - 1
+                }
+            };
+            if site.fits(entry, &mut donors[index], target) {
+                entries.push(entry);
+            }
+        }
+        Candidates {
+            site,
+            target,
+            target_seed: target_seed.clone(),
+            entries,
+        }
+    }
+}
+
+/// The pool entries that fit a location.
+pub struct Candidates<'p, 't> {
+    site: Site<'t>,
+    target: &'t Program,
+    target_seed: SeedId,
+    pub entries: Vec<&'p PoolEntry>,
+}
+
+impl<'p, 't> Candidates<'p, 't> {
+    /// One of [`Candidates::entries`] with the in-scope variables each of its holes may take.
+    pub fn candidate(&self, entry: &'p PoolEntry) -> Candidate<'p, 't> {
+        let choices = self
+            .site
+            .choices(entry, self.target, &self.target_seed)
+            .expect("an entry of the candidates fits their location");
+        Candidate { entry, choices }
+    }
+}
+
+/// What a donor's names are at a location of the target: usable (declared there as in the
+/// donor, not hidden by a variable), each decided when an entry first asks.
+struct DonorFit<'p> {
+    donor: &'p Arc<Donor>,
+    same_seed: bool,
+    usable: Vec<Option<bool>>,
+}
+
+impl<'p> DonorFit<'p> {
+    fn new(donor: &'p Arc<Donor>, target_seed: &SeedId) -> Self {
+        DonorFit {
+            donor,
+            same_seed: &donor.origin == target_seed,
+            usable: vec![None; donor.names.len()],
+        }
     }
 }
 
@@ -245,79 +333,111 @@ impl Candidate<'_, '_> {
 }
 
 /// What a location offers: the variables visible there (innermost of each name), by name and
-/// by type. A csmith location sees hundreds of globals, and every pool entry is checked
+/// by hole kind. A csmith location sees hundreds of globals, and every pool entry is checked
 /// against it on each transplant proposal: scanning them per entry and hole was most of a
 /// client's CPU against tcc.
 struct Site<'t> {
     names: HashSet<&'t str>,
-    /// Names of the variables of each type and qualifiers, innermost scope first.
-    by_type: HashMap<(&'t CType, &'t str), Vec<&'t str>>,
+    /// Names of the variables of each hole kind, innermost scope first.
+    by_kind: Vec<Vec<&'t str>>,
     offset: usize,
     in_loop: bool,
     in_switch: bool,
 }
 
 impl<'t> Site<'t> {
-    fn new(target: &'t Program, location: StmtId) -> Self {
+    fn new(target: &'t Program, location: StmtId, kinds: &HoleKinds) -> Self {
         let mut names = HashSet::new();
-        let mut by_type: HashMap<(&CType, &str), Vec<&str>> = HashMap::new();
+        let mut by_kind: Vec<Vec<&str>> = vec![Vec::new(); kinds.count as usize];
         for var in target.vars_in_scope(location) {
             if names.insert(var.name.as_str()) {
-                by_type
-                    .entry((&var.ty, var.qualifiers.as_str()))
-                    .or_default()
-                    .push(var.name.as_str());
+                if let Some(kind) = kinds.find(&var.ty, &var.qualifiers) {
+                    by_kind[kind as usize].push(var.name.as_str());
+                }
             }
         }
         let stmt = target.statement(location);
         Site {
             names,
-            by_type,
+            by_kind,
             offset: stmt.span.start,
             in_loop: stmt.in_loop,
             in_switch: stmt.in_switch,
         }
     }
 
-    fn choices(&self, entry: &PoolEntry, target: &Program, target_seed: &SeedId) -> Option<Vec<Vec<&'t str>>> {
-        let (donor, fragment) = (&entry.donor, &entry.fragment);
-        if (fragment.needs_loop && !self.in_loop) || (fragment.needs_break_target && !self.in_loop && !self.in_switch) {
-            return None;
+    /// Whether an entry fits here: what [`Site::choices`] decides, without building the
+    /// choices.
+    fn fits(&self, entry: &PoolEntry, donor: &mut DonorFit, target: &Program) -> bool {
+        let fragment = &entry.fragment;
+        if !self.fits_shape_and_scope(fragment, donor.same_seed) {
+            return false;
         }
-        let same_seed = entry.origin() == target_seed;
-        if let Some(from) = fragment.tags_in_scope_from {
-            if !same_seed || self.offset < from {
-                return None;
+        let usable = |n: usize| {
+            self.name_usable(
+                &donor.donor.names[n],
+                &donor.donor.declarations[n],
+                donor.same_seed,
+                target,
+            )
+        };
+        for &n in fragment.free_names.iter() {
+            let n = n as usize;
+            if !*donor.usable[n].get_or_insert_with(|| usable(n)) {
+                return false;
             }
         }
-        if !same_seed && !fragment.portable_holes {
+        fragment.hole_kinds.iter().all(|&kind| {
+            let names = &self.by_kind[kind as usize];
+            if fragment.inner_names.is_empty() {
+                !names.is_empty()
+            } else {
+                names
+                    .iter()
+                    .any(|name| !fragment.inner_names.iter().any(|n| **n == **name))
+            }
+        })
+    }
+
+    /// The checks that need neither names nor holes.
+    fn fits_shape_and_scope(&self, fragment: &Fragment, same_seed: bool) -> bool {
+        if (fragment.needs_loop && !self.in_loop) || (fragment.needs_break_target && !self.in_loop && !self.in_switch) {
+            return false;
+        }
+        if let Some(from) = fragment.tags_in_scope_from {
+            if !same_seed || self.offset < from {
+                return false;
+            }
+        }
+        same_seed || fragment.portable_holes
+    }
+
+    /// Whether a donor's name means here what it meant in the donor: declared alike (or the
+    /// same seed), not hidden by a variable, and, for a function, declared before the location.
+    fn name_usable(&self, name: &str, declared: &Option<Declared>, same_seed: bool, target: &Program) -> bool {
+        (same_seed || declared_alike(name, declared, target))
+            && !self.names.contains(name)
+            && target.functions.get(name).is_none_or(|f| f.offset < self.offset)
+    }
+
+    fn choices(&self, entry: &PoolEntry, target: &Program, target_seed: &SeedId) -> Option<Vec<Vec<&'t str>>> {
+        let (donor, fragment) = (&entry.donor, &entry.fragment);
+        let same_seed = entry.origin() == target_seed;
+        if !self.fits_shape_and_scope(fragment, same_seed) {
             return None;
         }
-        let free_names = || fragment.free_names.iter().map(|&n| n as usize);
-        if !same_seed && !free_names().all(|n| declared_alike(&donor.names[n], &donor.declarations[n], target)) {
-            return None;
-        }
-        // A free name must not be hidden by a variable of the target, and a function must be
-        // declared before the location.
-        if free_names().any(|n| self.names.contains(&*donor.names[n])) {
-            return None;
-        }
-        let declared_before = |n: usize| {
-            target
-                .functions
-                .get(&*donor.names[n])
-                .is_none_or(|f| f.offset < self.offset)
-        };
-        if !free_names().all(declared_before) {
+        let all_usable = fragment.free_names.iter().all(|&n| {
+            let n = n as usize;
+            self.name_usable(&donor.names[n], &donor.declarations[n], same_seed, target)
+        });
+        if !all_usable {
             return None;
         }
         fragment
-            .holes
+            .hole_kinds
             .iter()
-            .map(|hole| {
-                let names: Vec<&'t str> = self
-                    .by_type
-                    .get(&(&hole.ty, hole.qualifiers.as_str()))?
+            .map(|&kind| {
+                let names: Vec<&'t str> = self.by_kind[kind as usize]
                     .iter()
                     .copied()
                     .filter(|name| !fragment.inner_names.iter().any(|n| **n == **name))
@@ -358,7 +478,13 @@ enum Declared {
 /// The pool entry for a statement, or `None` when it cannot be transplanted: labels, `goto`,
 /// `return`, inline assembly, function bodies, empty statements, long statements, and blocks
 /// whose inner declarations shadow a variable they also use from outside.
-fn extract(program: &Program, donor: &mut Donor, stmt: &Statement, text_hash: u64) -> Option<Fragment> {
+fn extract(
+    program: &Program,
+    donor: &mut Donor,
+    kinds: &mut HoleKinds,
+    stmt: &Statement,
+    text_hash: u64,
+) -> Option<Fragment> {
     if stmt.function_body || stmt.contains_label {
         return None;
     }
@@ -435,6 +561,7 @@ fn extract(program: &Program, donor: &mut Donor, stmt: &Statement, text_hash: u6
         text: text.into(),
         hole_uses: hole_uses.into(),
         portable_holes: holes.iter().all(|h| portable(&h.ty)),
+        hole_kinds: holes.iter().map(|h| kinds.number(&h.ty, &h.qualifiers)).collect(),
         holes: holes.into(),
         free_names: free_names.into(),
         tags_in_scope_from: uses_tags.then(|| function_body_start(program, stmt.id)),
@@ -495,9 +622,14 @@ mod tests {
     }
 
     fn texts(pool: &Pool, target: &Program, seed: &SeedId, location: StmtId) -> Vec<String> {
-        pool.candidates(target, seed, location)
+        let candidates = pool.candidates(target, seed, location);
+        candidates
+            .entries
             .iter()
-            .map(|c| c.instantiate(&vec![0; c.choices.len()]))
+            .map(|entry| {
+                let c = candidates.candidate(entry);
+                c.instantiate(&vec![0; c.choices.len()])
+            })
             .collect()
     }
 
@@ -542,10 +674,12 @@ mod tests {
         assert!(!found.iter().any(|t| t.contains("* 2u")), "{found:?}");
         assert!(!found.iter().any(|t| t == "continue;"), "{found:?}");
         assert!(!found.iter().any(|t| t.contains("return")), "{found:?}");
-        let while_entry = pool
-            .candidates(&target, &target_id, location)
-            .into_iter()
-            .find(|c| c.entry.fragment.shape.kind == StmtKind::While)
+        let candidates = pool.candidates(&target, &target_id, location);
+        let while_entry = candidates
+            .entries
+            .iter()
+            .find(|e| e.fragment.shape.kind == StmtKind::While)
+            .map(|e| candidates.candidate(e))
             .expect("the loop, with its own continue, fits");
         assert_eq!(while_entry.choices, vec![vec!["y", "x"]]);
         assert_eq!(while_entry.renamings(), 2);
@@ -586,6 +720,56 @@ mod tests {
         let after_struct = seed.statement(seed.roots[1]).children[1];
         let found = texts(&pool, &seed, &id, after_struct);
         assert!(declares_s(&found), "{found:?}");
+    }
+
+    #[test]
+    fn the_quick_check_of_an_entry_agrees_with_building_its_choices() {
+        let sources = [
+            "typedef int T; int k(int); int g; int helper(int x) { x = x + 1; return x; } \
+             struct S1 { int f; }; void h(long q, unsigned u, T t) { int z = 0; q = q + 1; u = u * 2u; \
+             t = k(t); g = helper(g); { struct S1 s = {1}; z = s.f; } while (q) { if (q > 3) continue; q--; break; } \
+             { int g = 3; g = g + z; } }",
+            "typedef long T; int k(int); long g; void f(long x, T t) { long y = 2; y = y + x; \
+             switch (x) { case 1: y = k(1); break; } for (;;) { x--; if (x) break; } t = t + 1; }",
+            "int helper(int x); int k(int); unsigned w; const int c = 1; \
+             void e(int * const *p, int *q, unsigned u) { int helper = 2; q = 0; u = u * 2u; w = u; helper = k(helper); }",
+            // The only `long` in `n` is named as the variable the block declares.
+            "void m(long x) { { long y = 1; x = x + y; } } void n(long y) { y = 0; }",
+        ];
+        let programs: Vec<Program> = sources.iter().map(|s| program(s)).collect();
+        let mut pool = Pool::default();
+        for p in &programs {
+            pool.add_seed(&SeedId::of_text(&p.text), p);
+        }
+        let (mut fitting, mut checked) = (0, 0);
+        for target in &programs {
+            let target_seed = SeedId::of_text(&target.text);
+            for location in target.statements.iter().map(|s| s.id) {
+                let site = Site::new(target, location, &pool.kinds);
+                let mut donors: Vec<DonorFit> = Vec::new();
+                for entry in &pool.entries {
+                    let index = match donors.iter().position(|d| Arc::ptr_eq(d.donor, &entry.donor)) {
+                        Some(index) => index,
+                        None => {
+                            donors.push(DonorFit::new(&entry.donor, &target_seed));
+                            donors.len() - 1
+                        }
+                    };
+                    let fits = site.fits(entry, &mut donors[index], target);
+                    let choices = site.choices(entry, target, &target_seed);
+                    assert_eq!(
+                        fits,
+                        choices.is_some(),
+                        "{} at {location}: {choices:?}",
+                        entry.fragment.text
+                    );
+                    fitting += usize::from(fits);
+                    checked += 1;
+                }
+            }
+        }
+        // Both answers occur often enough for the agreement to mean something.
+        assert!(fitting > 20 && checked - fitting > 20, "{fitting} of {checked} fit");
     }
 
     #[test]
