@@ -4,7 +4,7 @@
 //! a `break` or `continue` in them needs an enclosing loop or switch.
 
 use crate::ctype::CType;
-use crate::model::{Program, Statement, StmtId, StmtKind};
+use crate::model::{Program, Statement, StmtId, StmtKind, Variable};
 use crate::seed_id::SeedId;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -56,13 +56,6 @@ struct HoleUse {
     hole: u16,
 }
 
-/// An outside variable used by a pool entry.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Hole {
-    pub ty: CType,
-    pub qualifiers: String,
-}
-
 /// What the entries of one seed share: the seed, and the names they use that are neither
 /// keywords nor variables (functions, typedefs, enumerators) with how the seed declared them.
 #[derive(Debug, PartialEq)]
@@ -106,8 +99,8 @@ impl PoolEntry {
 pub struct Fragment {
     text: Box<str>,
     hole_uses: Box<[HoleUse]>,
-    pub holes: Box<[Hole]>,
-    /// Each hole's number in the pool's [`HoleKinds`].
+    /// The outside variables the entry uses, each by the number of its type and qualifiers
+    /// in the pool's [`HoleKinds`].
     hole_kinds: Box<[u32]>,
     /// Every hole has a type that means the same in every seed ([`portable`]): asked of every
     /// entry at each transplant proposal.
@@ -520,7 +513,7 @@ fn extract(
     }
 
     let mut hole_uses = Vec::new();
-    let mut holes: Vec<Hole> = Vec::new();
+    let mut holes: Vec<&Variable> = Vec::new();
     let mut hole_of: HashMap<&str, usize> = HashMap::new();
     let mut free_names = Vec::new();
     let mut uses_tags = false;
@@ -539,10 +532,7 @@ fn extract(
         }
         if let Some(var) = outside.get(name) {
             let hole = *hole_of.entry(name).or_insert_with(|| {
-                holes.push(Hole {
-                    ty: var.ty.clone(),
-                    qualifiers: var.qualifiers.clone(),
-                });
+                holes.push(var);
                 holes.len() - 1
             });
             hole_uses.push(HoleUse {
@@ -561,8 +551,7 @@ fn extract(
         text: text.into(),
         hole_uses: hole_uses.into(),
         portable_holes: holes.iter().all(|h| portable(&h.ty)),
-        hole_kinds: holes.iter().map(|h| kinds.number(&h.ty, &h.qualifiers)).collect(),
-        holes: holes.into(),
+        hole_kinds: holes.iter().map(|v| kinds.number(&v.ty, &v.qualifiers)).collect(),
         free_names: free_names.into(),
         tags_in_scope_from: uses_tags.then(|| function_body_start(program, stmt.id)),
         inner_names: inner_names.into(),

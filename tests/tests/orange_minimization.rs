@@ -67,7 +67,7 @@ fn orange_finding(out: &Path, config: &Config) -> (std::path::PathBuf, OrangePro
             &Additions::default(),
             Duration::from_secs(60),
             Duration::from_secs(10),
-            &mut BinaryRuns::default(),
+            &mut BinaryRuns::for_binaries(1),
         )
         .unwrap();
         let ConfigOutcome::Ran { run } = &outcome else {

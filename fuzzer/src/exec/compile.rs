@@ -97,16 +97,30 @@ pub fn run_binary(binary: &Path, timeout: Duration) -> Result<RunResult> {
 
 /// Run results of binaries by content: two configurations of one variant (-O2 and -O3, a
 /// compiler and its tested copy) often link the same bytes, which need not run twice.
-#[derive(Default)]
 pub struct BinaryRuns {
     by_content: HashMap<u64, RunResult>,
+    /// Whether a binary may meet another: a lone one is not read (reading and hashing it was
+    /// a twentieth of a client's CPU against tcc alone).
+    compares: bool,
     /// Runs taken from an earlier binary of the same bytes.
     pub reused: u64,
 }
 
 impl BinaryRuns {
+    /// For the `binaries` that one variant's configurations are expected to link.
+    pub fn for_binaries(binaries: usize) -> Self {
+        BinaryRuns {
+            by_content: HashMap::new(),
+            compares: binaries > 1,
+            reused: 0,
+        }
+    }
+
     /// The run of `binary`: the earlier one of the same bytes, or a new one.
     fn run(&mut self, binary: &Path, timeout: Duration) -> Result<RunResult> {
+        if !self.compares {
+            return run_binary(binary, timeout);
+        }
         let bytes = std::fs::read(binary).with_context(|| format!("cannot read {}", binary.display()))?;
         let key = libafl_bolts::hash_std(&bytes);
         if let Some(run) = self.by_content.get(&key) {
@@ -160,13 +174,19 @@ mod tests {
             path
         };
         let (o2, o3, other) = (write("o2", "1"), write("o3", "1"), write("other", "2"));
-        let mut runs = BinaryRuns::default();
+        let mut runs = BinaryRuns::for_binaries(3);
         let timeout = Duration::from_secs(5);
         let first = runs.run(&o2, timeout).unwrap();
         assert_eq!(runs.run(&o3, timeout).unwrap(), first);
         assert_ne!(runs.run(&other, timeout).unwrap(), first);
         assert_eq!(runs.reused, 1);
         assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 2);
+        // Where one binary is expected, binaries are not compared: each runs.
+        let mut lone = BinaryRuns::for_binaries(1);
+        assert_eq!(lone.run(&o2, timeout).unwrap(), first);
+        assert_eq!(lone.run(&o3, timeout).unwrap(), first);
+        assert_eq!(lone.reused, 0);
+        assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 4);
     }
 
     #[test]

@@ -146,7 +146,9 @@ impl<OT> CompileRunExecutor<OT> {
         overwrite(&source, text.as_bytes()).with_context(|| format!("cannot write {}", source.display()))?;
         let run_timeout = variant_run_timeout(loaded.seed.profile.run_ms, self.config.run_timeout());
         let reference = &self.config.reference;
-        let mut runs = BinaryRuns::default();
+        // With the gate on disagreement the reference links a binary only now and then.
+        let binaries = self.config.configurations.len() + usize::from(!self.reference_on_disagreement);
+        let mut runs = BinaryRuns::for_binaries(binaries);
         let variant = VariantFiles {
             source: &source,
             dir,
@@ -294,7 +296,7 @@ impl<OT> CompileRunExecutor<OT> {
                 &Additions::default(),
                 self.config.compile_timeout(),
                 variant.run_timeout,
-                &mut BinaryRuns::default(),
+                &mut BinaryRuns::for_binaries(1),
             )?;
             if prints_seed_output(&outcome, variant.seed) {
                 return Ok(true);
