@@ -87,7 +87,7 @@ fn outputs(text: &str, dir: &Path) -> Vec<(String, ConfigOutcome)> {
                 &Additions::default(),
                 Duration::from_secs(120),
                 Duration::from_secs(20),
-                &mut BinaryRuns::default(),
+                &mut BinaryRuns::for_binaries(1),
             )
             .unwrap();
             (c.to_string(), outcome)
@@ -183,7 +183,7 @@ fn seeds_keep_their_meaning_and_re_emit_exactly() {
             &Additions::default(),
             Duration::from_secs(120),
             Duration::from_secs(20),
-            &mut BinaryRuns::default(),
+            &mut BinaryRuns::for_binaries(1),
         )
         .unwrap();
         match outcome {

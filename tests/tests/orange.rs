@@ -118,7 +118,7 @@ fn check_program(n: usize, source: &Path, expected: &str, dir: &Path, keep: &Pat
                 &Additions::default(),
                 Duration::from_secs(300),
                 Duration::from_secs(60),
-                &mut BinaryRuns::default(),
+                &mut BinaryRuns::for_binaries(1),
             )
             .unwrap();
             match outcome {
