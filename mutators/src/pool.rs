@@ -21,7 +21,7 @@ const MAX_ENTRY_BYTES: usize = 600;
 /// and the seed that comes next: a full pool makes room for a new seed's statements by dropping
 /// its oldest ones, so a campaign's pool follows its latest seeds. The pool is full within the
 /// first minutes of a campaign; at 5,000 entries it went on filling for half an hour, which kept
-/// a client's memory growing that long. On csmith seeds an entry holds 850 bytes of heap
+/// a client's memory growing that long. On csmith seeds an entry holds 516 bytes of heap
 /// (`ccfuzz bench --parts variants`): its text is one allocation, and the names it uses with
 /// their declarations are its seed's, shared with the seed's other entries.
 const MAX_POOL_ENTRIES: usize = 2_500;
