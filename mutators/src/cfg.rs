@@ -15,7 +15,10 @@ use crate::edit::Edit;
 use crate::model::{Program, StmtId, StmtKind};
 use crate::pool::Shape;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, HashSet};
+// Graphs are rebuilt at every proposal, from thousands of small keys: SipHash was a third of
+// building them.
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

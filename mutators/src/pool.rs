@@ -7,7 +7,9 @@ use crate::ctype::CType;
 use crate::model::{Program, Statement, StmtId, StmtKind, Variable};
 use crate::seed_id::SeedId;
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet, VecDeque};
+// A transplant proposal looks up hundreds of names and types: SipHash is not needed for them.
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 mod identifiers;
