@@ -2,7 +2,7 @@
 //! variants in microseconds. The cache is bounded by an estimate of the memory its seeds hold,
 //! and the seed used least recently leaves first; a seed whose chain retired leaves at once.
 
-use crate::edit::apply_edits;
+use crate::edit::apply_edits_into;
 use crate::input::Variant;
 use crate::model::{Program, Scope, Statement, Variable};
 use crate::seed::{Seed, SeedId, SeedStore};
@@ -201,7 +201,13 @@ impl Programs {
             return Ok(text.clone());
         }
         let loaded = self.get(&variant.seed)?;
-        let text = Arc::new(apply_edits(&loaded.program, variant.edits()));
+        // The last text's buffer, once nobody else holds it, takes the new one.
+        let mut buffer = last
+            .take()
+            .and_then(|(_, text)| Arc::try_unwrap(text).ok())
+            .unwrap_or_default();
+        apply_edits_into(&loaded.program, variant.edits(), &mut buffer);
+        let text = Arc::new(buffer);
         *last = Some((name, text.clone()));
         Ok(text)
     }
@@ -210,7 +216,7 @@ impl Programs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::edit::Edit;
+    use crate::edit::{apply_edits, Edit};
     use crate::seed::SeedProfile;
     use std::collections::BTreeMap;
 
@@ -252,6 +258,13 @@ mod tests {
         }
         let loaded = programs.get(&id).unwrap();
         assert_eq!(*edited_text, apply_edits(&loaded.program, edited.edits()));
+        // A text nobody holds any more lends its buffer to the next one: nothing of it stays.
+        let seed_text = seed_text.to_string();
+        let edited_text = edited_text.to_string();
+        for _ in 0..2 {
+            assert_eq!(*programs.materialize(&edited).unwrap(), edited_text);
+            assert_eq!(*programs.materialize(&unedited).unwrap(), seed_text);
+        }
     }
 
     #[test]
