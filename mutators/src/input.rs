@@ -194,7 +194,17 @@ impl Variant {
     }
 
     fn computed_name(&self) -> String {
-        content_hash(&postcard::to_allocvec(&(&self.seed, &self.edits)).expect("variants always serialize"))
+        // A long chain's state serializes to hundreds of kilobytes: a buffer of its own each
+        // time was a fresh mapping, grown by copies and faulted in page by page.
+        thread_local! {
+            static SERIALIZED: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+        }
+        let mut buffer = SERIALIZED.take();
+        buffer.clear();
+        let buffer = postcard::to_extend(&(&self.seed, &self.edits), buffer).expect("variants always serialize");
+        let name = content_hash(&buffer);
+        SERIALIZED.set(buffer);
+        name
     }
 }
 
@@ -299,6 +309,17 @@ mod tests {
         let mut clone = variant.clone();
         clone.edits_mut().push(Edit::Delete { stmt: 1 });
         assert_eq!((variant.name(), clone.name()), (unedited, one));
+    }
+
+    #[test]
+    fn names_are_the_content_hash_of_the_serialized_seed_and_edits() {
+        // Stored corpus entries are named so: a change would orphan them.
+        let seed = SeedId::of_text("int main(void) { return 0; }");
+        let long: Vec<Edit> = (0..5000).map(|i| Edit::Delete { stmt: i }).collect();
+        for edits in [long, vec![Edit::Delete { stmt: 1 }], Vec::new()] {
+            let expected = content_hash(&postcard::to_allocvec(&(&seed, &edits)).unwrap());
+            assert_eq!(Variant::new(seed.clone(), edits).name(), expected);
+        }
     }
 
     /// A chain of `moves` states, each proposed from the one before by deleting a statement,
