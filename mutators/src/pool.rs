@@ -240,14 +240,7 @@ impl Pool {
         let mut donors: Vec<DonorFit> = Vec::new();
         let mut entries = Vec::new();
         for entry in &self.entries {
-            let index = match donors.iter().rposition(|d| Arc::ptr_eq(d.donor, &entry.donor)) {
-                Some(index) => index,
-                None => {
-                    donors.push(DonorFit::new(&entry.donor, target_seed));
-                    donors.len() - 1
-                }
-            };
-            if site.fits(entry, &mut donors[index], target) {
+            if site.fits(entry, DonorFit::of(&mut donors, entry, target_seed), target) {
                 entries.push(entry);
             }
         }
@@ -288,12 +281,22 @@ struct DonorFit<'p> {
 }
 
 impl<'p> DonorFit<'p> {
-    fn new(donor: &'p Arc<Donor>, target_seed: &SeedId) -> Self {
-        DonorFit {
-            donor,
-            same_seed: &donor.origin == target_seed,
-            usable: vec![None; donor.names.len()],
-        }
+    /// The fit of the entry's donor among `donors`, added if it is not there yet (a pool
+    /// holds a few seeds' entries, each seed's together).
+    fn of<'d>(donors: &'d mut Vec<DonorFit<'p>>, entry: &'p PoolEntry, target_seed: &SeedId) -> &'d mut DonorFit<'p> {
+        let donor = &entry.donor;
+        let index = match donors.iter().rposition(|d| Arc::ptr_eq(d.donor, donor)) {
+            Some(index) => index,
+            None => {
+                donors.push(DonorFit {
+                    donor,
+                    same_seed: &donor.origin == target_seed,
+                    usable: vec![None; donor.names.len()],
+                });
+                donors.len() - 1
+            }
+        };
+        &mut donors[index]
     }
 }
 
@@ -739,14 +742,7 @@ mod tests {
                 let site = Site::new(target, location, &pool.kinds);
                 let mut donors: Vec<DonorFit> = Vec::new();
                 for entry in &pool.entries {
-                    let index = match donors.iter().position(|d| Arc::ptr_eq(d.donor, &entry.donor)) {
-                        Some(index) => index,
-                        None => {
-                            donors.push(DonorFit::new(&entry.donor, &target_seed));
-                            donors.len() - 1
-                        }
-                    };
-                    let fits = site.fits(entry, &mut donors[index], target);
+                    let fits = site.fits(entry, DonorFit::of(&mut donors, entry, &target_seed), target);
                     let choices = site.choices(entry, target, &target_seed);
                     assert_eq!(
                         fits,
