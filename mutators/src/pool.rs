@@ -121,6 +121,13 @@ pub struct Fragment {
     text_hash: u64,
 }
 
+impl Fragment {
+    /// Whether a hole may be renamed to the variable `name`: not to one the entry declares.
+    fn may_take(&self, name: &str) -> bool {
+        !self.inner_names.iter().any(|n| &**n == name)
+    }
+}
+
 fn hash_text(text: &str) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -385,16 +392,10 @@ impl<'t> Site<'t> {
                 return false;
             }
         }
-        fragment.hole_kinds.iter().all(|&kind| {
-            let names = &self.by_kind[kind as usize];
-            if fragment.inner_names.is_empty() {
-                !names.is_empty()
-            } else {
-                names
-                    .iter()
-                    .any(|name| !fragment.inner_names.iter().any(|n| **n == **name))
-            }
-        })
+        fragment
+            .hole_kinds
+            .iter()
+            .all(|&kind| self.by_kind[kind as usize].iter().any(|name| fragment.may_take(name)))
     }
 
     /// The checks that need neither names nor holes.
@@ -438,7 +439,7 @@ impl<'t> Site<'t> {
                 let names: Vec<&'t str> = self.by_kind[kind as usize]
                     .iter()
                     .copied()
-                    .filter(|name| !fragment.inner_names.iter().any(|n| **n == **name))
+                    .filter(|name| fragment.may_take(name))
                     .collect();
                 (!names.is_empty()).then_some(names)
             })
@@ -757,6 +758,25 @@ mod tests {
         }
         // Both answers occur often enough for the agreement to mean something.
         assert!(fitting > 20 && checked - fitting > 20, "{fitting} of {checked} fit");
+    }
+
+    #[test]
+    fn a_hole_is_not_renamed_to_a_variable_the_entry_declares() {
+        let donor = program("void m(long x) { { long y = 1; x = x + y; } }");
+        let mut pool = Pool::default();
+        pool.add_seed(&SeedId::of_text(&donor.text), &donor);
+        let block = |found: &[String]| found.iter().any(|t| t.contains("long y = 1"));
+        // Where the only `long` is named `y`, the block would read its own `y`.
+        let target = program("void n(long y) { y = 0; }");
+        let target_id = SeedId::of_text(&target.text);
+        let location = target.statement(target.roots[0]).children[0];
+        let found = texts(&pool, &target, &target_id, location);
+        assert!(!block(&found), "{found:?}");
+        let target = program("void n(long y, long z) { y = 0; }");
+        let target_id = SeedId::of_text(&target.text);
+        let location = target.statement(target.roots[0]).children[0];
+        let found = texts(&pool, &target, &target_id, location);
+        assert!(found.iter().any(|t| t.contains("z = z + y")), "{found:?}");
     }
 
     #[test]
