@@ -5,6 +5,7 @@ use crate::ctype::CType;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::sync::Arc;
 
 mod builder;
 
@@ -231,7 +232,7 @@ pub struct FunctionDefinition {
 
 #[derive(Clone, Debug)]
 pub struct Program {
-    pub text: String,
+    pub text: Arc<str>,
     pub statements: Vec<Statement>,
     pub scopes: Vec<Scope>,
     /// Function bodies, in source order.
@@ -273,6 +274,14 @@ impl Program {
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })?;
         Ok(parsed.clone().with_line_counts(line_counts))
+    }
+
+    /// The same program holding `text`, the same text as its own, instead: the seed it was
+    /// parsed from and the program then hold it once.
+    pub fn sharing_text(mut self, text: &Arc<str>) -> Program {
+        assert_eq!(self.text, *text, "a program shares only its own text");
+        self.text = text.clone();
+        self
     }
 
     /// The same program under another profile: what ran is all that gcov's counts change, so a

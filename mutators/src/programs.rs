@@ -6,7 +6,7 @@ use crate::edit::apply_edits_into;
 use crate::input::Variant;
 use crate::model::{Program, Scope, Statement, Variable};
 use crate::seed::{Seed, SeedId, SeedStore};
-use crate::valuation::Valuation;
+use crate::valuation::{PointValues, Readable, Valuation, ValueSet};
 use anyhow::{Context, Result};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -42,17 +42,43 @@ impl LoadedSeed {
                 + program.functions.len()
                 + program.typedefs.len())
             + program.functions.values().map(|f| f.signature.len()).sum::<usize>();
+        // A heap block costs its size rounded up to 16 bytes, and 8 more.
+        let block = |bytes: usize| {
+            if bytes == 0 {
+                0
+            } else {
+                (bytes + 8).next_multiple_of(16)
+            }
+        };
         let valuation: usize = self
             .valuation
             .points
             .values()
             .map(|point| {
-                let values: usize = point.values.iter().map(|set| 48 + 40 * set.len()).sum();
-                96 + 64 * point.readables.len() + values
+                let readables: usize = point.readables.iter().map(|r| block(r.expr.len())).sum();
+                let values: usize = point
+                    .values
+                    .iter()
+                    .map(|set| block(size_of::<i128>() * set.len()))
+                    .sum();
+                size_of::<PointValues>()
+                    + 32
+                    + block(size_of::<Readable>() * point.readables.len())
+                    + readables
+                    + block(size_of::<ValueSet>() * point.values.len())
+                    + values
             })
             .sum();
-        2 * program.text.len()
-            + self.seed.text.len()
+        // The program shares the seed's text when the seed parsed it.
+        let texts = if Arc::ptr_eq(&program.text, &self.seed.text) {
+            1
+        } else {
+            2
+        };
+        // A B-tree of line counts holds at most eleven 12-byte entries in a 200-byte node.
+        let profile = 24 * self.seed.profile.line_counts.len() + self.seed.expected_output.len();
+        texts * program.text.len()
+            + profile
             + statements
             + size_of::<Scope>() * program.scopes.len()
             + variables
@@ -265,6 +291,25 @@ mod tests {
             assert_eq!(*programs.materialize(&edited).unwrap(), edited_text);
             assert_eq!(*programs.materialize(&unedited).unwrap(), seed_text);
         }
+    }
+
+    #[test]
+    fn a_cached_seed_holds_its_text_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SeedStore::open(dir.path()).unwrap();
+        let id = stored(&store, 50);
+        let loaded = Programs::new(store, usize::MAX).get(&id).unwrap();
+        assert!(Arc::ptr_eq(&loaded.program.text, &loaded.seed.text));
+        // A program parsed apart holds a text of its own, and the estimate counts it.
+        let apart = LoadedSeed {
+            seed: loaded.seed.clone(),
+            program: Program::parse_parts(&loaded.seed.text, "", 0, &BTreeMap::new()).unwrap(),
+            valuation: Valuation::default(),
+        };
+        assert_eq!(
+            apart.approximate_bytes(),
+            loaded.approximate_bytes() + loaded.seed.text.len()
+        );
     }
 
     #[test]

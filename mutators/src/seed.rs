@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What profiling learned about a seed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -33,26 +34,29 @@ pub struct SeedProfile {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Seed {
     pub id: SeedId,
-    pub text: String,
+    /// Shared with the seed's parsed [`Program`]: a cached seed holds its text once.
+    pub text: Arc<str>,
     pub profile: SeedProfile,
     pub expected_output: Vec<u8>,
 }
 
 impl Seed {
-    /// Parses the seed, whose `#include` block stands for the expanded `headers`.
+    /// Parses the seed, whose `#include` block stands for the expanded `headers`. The program
+    /// shares the seed's text.
     pub fn parse(&self, headers: &str) -> Result<Program, ParseError> {
-        Program::parse_parts(
+        let program = Program::parse_parts(
             &self.text,
             headers,
             self.profile.include_block_len,
             &self.profile.line_counts,
-        )
+        )?;
+        Ok(program.sharing_text(&self.text))
     }
 
     pub fn new(text: String, profile: SeedProfile, expected_output: Vec<u8>) -> Self {
         Seed {
             id: SeedId::of_text(&text),
-            text,
+            text: text.into(),
             profile,
             expected_output,
         }
@@ -196,7 +200,7 @@ impl SeedStore {
         }
         Ok(Seed {
             id: id.clone(),
-            text,
+            text: text.into(),
             profile,
             expected_output,
         })

@@ -12,7 +12,7 @@ use crate::edit::{apply_edits, Edit};
 use crate::model::{Execution, Program, StmtId, StmtKind};
 use libafl_bolts::rands::Rand;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 
 /// Hits of one point that are recorded before it counts as capped.
@@ -36,12 +36,70 @@ pub struct Readable {
     pub assignable: bool,
 }
 
+/// The values one readable held at a point: ascending, each once. A profile holds thousands
+/// of sets of one or two values each, for as long as its seed is cached; as a `BTreeSet` each
+/// took a node of eleven (about 200 bytes), together most of a parsed seed's heap.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ValueSet(Box<[i128]>);
+
+impl ValueSet {
+    pub fn insert(&mut self, value: i128) {
+        if let Err(at) = self.0.binary_search(&value) {
+            let mut values = std::mem::take(&mut self.0).into_vec();
+            values.insert(at, value);
+            self.0 = values.into_boxed_slice();
+        }
+    }
+
+    /// Adds every value of `other`.
+    pub fn extend(&mut self, other: ValueSet) {
+        if !other.is_empty() {
+            *self = self.0.iter().copied().chain(other.0.into_vec()).collect();
+        }
+    }
+}
+
+impl std::ops::Deref for ValueSet {
+    type Target = [i128];
+    fn deref(&self) -> &[i128] {
+        &self.0
+    }
+}
+
+impl FromIterator<i128> for ValueSet {
+    fn from_iter<T: IntoIterator<Item = i128>>(values: T) -> Self {
+        let mut values: Vec<i128> = values.into_iter().collect();
+        values.sort_unstable();
+        values.dedup();
+        ValueSet(values.into_boxed_slice())
+    }
+}
+
+impl<const N: usize> From<[i128; N]> for ValueSet {
+    fn from(values: [i128; N]) -> Self {
+        values.into_iter().collect()
+    }
+}
+
+/// A sequence of numbers, as a set was: stored profiles read back unchanged.
+impl Serialize for ValueSet {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ValueSet {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Vec::<i128>::deserialize(deserializer)?.into_iter().collect())
+    }
+}
+
 /// What the profile knows about one point.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PointValues {
     pub readables: Vec<Readable>,
     /// Observed values of each readable, in the order of `readables`.
-    pub values: Vec<BTreeSet<i128>>,
+    pub values: Vec<ValueSet>,
     pub hits: u32,
     /// More hits happened than were recorded: the value sets may be incomplete.
     pub capped: bool,
@@ -237,7 +295,7 @@ impl ValuationPlan {
                     };
                     let point = points.entry(*stmt).or_insert_with(|| PointValues {
                         readables: readables.clone(),
-                        values: vec![BTreeSet::new(); readables.len()],
+                        values: vec![ValueSet::default(); readables.len()],
                         hits: 0,
                         capped: false,
                     });
@@ -271,6 +329,27 @@ impl ValuationPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_set_is_ascending_and_distinct_and_reads_as_the_sets_stored_before() {
+        let mut set = ValueSet::default();
+        for value in [5, -1, 5, 3, i128::MIN] {
+            set.insert(value);
+        }
+        assert_eq!(*set, [i128::MIN, -1, 3, 5]);
+        set.extend([9, 3, 2].into());
+        assert_eq!(*set, [i128::MIN, -1, 2, 3, 5, 9]);
+        let stored = std::collections::BTreeSet::from([9, -4, 0]);
+        let read: ValueSet = serde_json::from_str(&serde_json::to_string(&stored).unwrap()).unwrap();
+        assert_eq!(*read, [-4, 0, 9]);
+        assert_eq!(
+            serde_json::to_string(&read).unwrap(),
+            serde_json::to_string(&stored).unwrap()
+        );
+        // Whatever order a file has, the set is ascending and distinct.
+        let unordered: ValueSet = serde_json::from_str("[7, 1, 7, -2]").unwrap();
+        assert_eq!(*unordered, [-2, 1, 7]);
+    }
 
     fn point(values: &[i128], hits: u32, capped: bool) -> PointValues {
         PointValues {

@@ -59,7 +59,7 @@ fn orange_finding(out: &Path, config: &Config) -> (std::path::PathBuf, OrangePro
         store_orange_program(&store, &id, &program).unwrap();
         let seed = store.load(&id).unwrap();
         let source = out.join("tmp/variant.c");
-        std::fs::write(&source, &seed.text).unwrap();
+        std::fs::write(&source, seed.text.as_bytes()).unwrap();
         let (outcome, _) = compile_and_run(
             &tested,
             &source,

@@ -91,7 +91,7 @@ fn mutate(seed: &Path, mutator: MutatorName, count: usize, out: &Path, config: C
     };
     let programs = Arc::new(Programs::new(store.clone(), 1));
     let loaded = programs.get(&id)?;
-    std::fs::write(out.join("seed.c"), &loaded.seed.text)?;
+    std::fs::write(out.join("seed.c"), loaded.seed.text.as_bytes())?;
     if mutator == MutatorName::Athena {
         return athena_chain(&store, &programs, &id, count, out, random_seed);
     }

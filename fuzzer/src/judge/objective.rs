@@ -147,7 +147,7 @@ pub fn save_finding(
     let staging = dir.join(format!(".staging-{}-{}", finding.signature, std::process::id()));
     fs::create_dir_all(&staging)?;
     fs::write(staging.join("variant.c"), variant_text)?;
-    fs::write(staging.join("seed.c"), &seed.text)?;
+    fs::write(staging.join("seed.c"), seed.text.as_bytes())?;
     fs::write(staging.join("expected.out"), &seed.expected_output)?;
     fs::write(
         staging.join("finding.json"),

@@ -82,7 +82,7 @@ pub(super) fn parse(text: &str, headers: &str, include_block_len: usize) -> Resu
         builder.external(external);
     }
     Ok(Program {
-        text: text.to_string(),
+        text: text.into(),
         statements: builder.statements,
         scopes: builder.scopes,
         roots: builder.roots,

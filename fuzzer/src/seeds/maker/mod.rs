@@ -401,7 +401,9 @@ impl SeedMaker {
         };
         let seed = Seed::new(text, profile, stdout.clone());
         self.store.put(&seed)?;
-        let program = unprofiled.with_line_counts(&seed.profile.line_counts);
+        let program = unprofiled
+            .with_line_counts(&seed.profile.line_counts)
+            .sharing_text(&seed.text);
         let valuation = self.profile_valuation(&seed, &program, dir.path())?;
         let valuation = match valuation {
             Ok(valuation) => {

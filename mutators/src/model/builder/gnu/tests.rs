@@ -22,7 +22,7 @@ fn statements(p: &Program) -> Vec<(StmtKind, &str)> {
 fn implicit_int_definitions_and_declarations_parse_with_exact_spans() {
     let text = "static count;\nmain ()\n{\n  register i;\n  i = count;\n  if (i)\n    i++;\n  return i;\n}\n";
     let p = parse(text);
-    assert_eq!(p.text, text);
+    assert_eq!(&*p.text, text);
     assert_eq!(
         statements(&p),
         [
