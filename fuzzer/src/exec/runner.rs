@@ -135,20 +135,55 @@ impl Limiting {
     }
 }
 
-/// How many threads this process has (`num_threads` of `/proc/self/stat`).
+/// How many threads this process has (`num_threads` of its `stat`).
 fn own_threads() -> Option<u64> {
-    let (_, fields) = proc_stat("self")?;
-    fields.split_whitespace().nth(17)?.parse().ok()
+    read_own_proc_file("stat", |stat| {
+        let (_, fields) = split_stat(stat)?;
+        fields.split_whitespace().nth(17)?.parse().ok()
+    })
+}
+
+/// Reads this process's `/proc/PID/NAME` through a descriptor kept open: a client reads two
+/// such files at each start of a child, and opening and closing them (a path walk each) cost
+/// more than reading. Descriptors are per thread and reopened in a forked child, whose pid
+/// differs.
+fn read_own_proc_file<T>(name: &'static str, parse: impl FnOnce(&str) -> Option<T>) -> Option<T> {
+    use std::os::unix::fs::FileExt;
+    thread_local! {
+        static OPEN: std::cell::RefCell<Vec<(&'static str, u32, File)>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let pid = std::process::id();
+    OPEN.with_borrow_mut(|open| {
+        open.retain(|(_, owner, _)| *owner == pid);
+        let at = match open.iter().position(|(n, ..)| *n == name) {
+            Some(at) => at,
+            None => {
+                open.push((name, pid, File::open(format!("/proc/{pid}/{name}")).ok()?));
+                open.len() - 1
+            }
+        };
+        // Both files are a few hundred bytes at most.
+        let mut bytes = [0u8; 4096];
+        let read = open[at].2.read_at(&mut bytes, 0).ok()?;
+        parse(std::str::from_utf8(&bytes[..read]).ok()?)
+    })
 }
 
 /// A process's `/proc/PROCESS/stat` (`self`, or a pid): its command name (cut by the kernel
-/// to 15 bytes) and the fields after it, from the state on. The name may hold spaces and
-/// parentheses: it ends at the last `)`.
+/// to 15 bytes) and the fields after it, from the state on.
 pub fn proc_stat(process: &str) -> Option<(String, String)> {
     let stat = std::fs::read_to_string(format!("/proc/{process}/stat")).ok()?;
+    let (name, fields) = split_stat(&stat)?;
+    Some((name.to_string(), fields.to_string()))
+}
+
+/// The command name and the fields after it of a `stat` file. The name may hold spaces and
+/// parentheses: it ends at the last `)`.
+fn split_stat(stat: &str) -> Option<(&str, &str)> {
     let (head, fields) = stat.rsplit_once(')')?;
     let (_, name) = head.split_once('(')?;
-    Some((name.to_string(), fields.to_string()))
+    Some((name, fields))
 }
 
 /// Starts `command` with every limit of `limits` set, soft and hard, the way `limiting` says.
@@ -242,7 +277,10 @@ fn spawn_inheriting(command: &mut Command, limits: &Limits) -> std::io::Result<s
 /// Field `field` of a process's `statm` in /proc (`self`, or a pid), in bytes: 0 is the mapped
 /// address space, 1 the resident memory.
 pub fn statm_bytes(process: &str, field: usize) -> Option<u64> {
-    let statm = std::fs::read_to_string(format!("/proc/{process}/statm")).ok()?;
+    statm_field(&std::fs::read_to_string(format!("/proc/{process}/statm")).ok()?, field)
+}
+
+fn statm_field(statm: &str, field: usize) -> Option<u64> {
     let pages: u64 = statm.split_whitespace().nth(field)?.parse().ok()?;
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -251,7 +289,7 @@ pub fn statm_bytes(process: &str, field: usize) -> Option<u64> {
 
 /// This process's mapped address space in bytes (`VmSize`).
 fn mapped_bytes() -> Option<u64> {
-    statm_bytes("self", 0)
+    read_own_proc_file("statm", |statm| statm_field(statm, 0))
 }
 
 /// Runs `command` to completion or timeout. The child leads a new process group so that a
@@ -616,5 +654,24 @@ mod tests {
             starting.store(false, std::sync::atomic::Ordering::Relaxed);
             writer.join().unwrap();
         });
+    }
+
+    #[test]
+    fn a_forked_child_reads_its_own_thread_count_not_its_parents() {
+        // The first read keeps the descriptor open; the test harness runs other threads.
+        assert!(own_threads().unwrap() >= 2);
+        assert!(mapped_bytes().unwrap() > 0);
+        // SAFETY: the child only reads /proc and exits; glibc's fork leaves malloc usable.
+        match unsafe { nix::unistd::fork() }.unwrap() {
+            nix::unistd::ForkResult::Child => {
+                let alone = own_threads() == Some(1) && mapped_bytes().is_some_and(|m| m > 0);
+                // SAFETY: _exit ends the child without running the harness's destructors.
+                unsafe { libc::_exit(if alone { 0 } else { 1 }) }
+            }
+            nix::unistd::ForkResult::Parent { child } => {
+                let status = nix::sys::wait::waitpid(child, None).unwrap();
+                assert_eq!(status, nix::sys::wait::WaitStatus::Exited(child, 0));
+            }
+        }
     }
 }
