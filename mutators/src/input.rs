@@ -29,8 +29,9 @@ pub struct Variant {
     /// Never changes: the name remembered is computed from it.
     pub seed: SeedId,
     /// Changed only through [`Variant::edits_mut`] and [`Variant::set_edits`], which forget the
-    /// remembered name.
-    edits: Vec<Edit>,
+    /// remembered name. Shared: LibAFL clones an input several times per execution, and the
+    /// proposal's parent keeps its edits; a long chain's are thousands. Serialized as a list.
+    edits: Arc<Vec<Edit>>,
     /// The seed itself, only while the variant travels to nodes whose stores may lack it (a new
     /// seed, a finding); the receiver stores it and drops it from the variant.
     pub carried_seed: Option<Box<SeedPackage>>,
@@ -72,7 +73,7 @@ pub struct Lineage {
 #[derive(Debug)]
 pub struct Parent {
     pub name: String,
-    pub edits: Vec<Edit>,
+    pub edits: Arc<Vec<Edit>>,
 }
 
 impl PartialEq for Lineage {
@@ -143,7 +144,7 @@ impl Variant {
     pub fn new(seed: SeedId, edits: Vec<Edit>) -> Self {
         Variant {
             seed,
-            edits,
+            edits: Arc::new(edits),
             carried_seed: None,
             lineage: Lineage::default(),
             name: RememberedName::default(),
@@ -164,7 +165,7 @@ impl Variant {
     /// The edits, to change: the name is computed again when next asked for.
     pub fn edits_mut(&mut self) -> &mut Vec<Edit> {
         self.name = RememberedName::default();
-        &mut self.edits
+        Arc::make_mut(&mut self.edits)
     }
 
     pub fn set_edits(&mut self, edits: Vec<Edit>) {
@@ -260,7 +261,7 @@ impl Input for Variant {
         Ok(deltas
             .into_iter()
             .rev()
-            .fold(whole, |parent, delta| delta.apply(parent.edits)))
+            .fold(whole, |parent, delta| delta.apply(Arc::unwrap_or_clone(parent.edits))))
     }
 }
 
@@ -320,6 +321,24 @@ mod tests {
             let expected = content_hash(&postcard::to_allocvec(&(&seed, &edits)).unwrap());
             assert_eq!(Variant::new(seed.clone(), edits).name(), expected);
         }
+    }
+
+    #[test]
+    fn clones_and_parents_share_edits_until_one_changes() {
+        let seed = SeedId::of_text("int main(void) { return 0; }");
+        let edits: Vec<Edit> = (0..100).map(|i| Edit::Delete { stmt: i }).collect();
+        let state = Variant::new(seed, edits.clone());
+        let mut proposal = state.clone();
+        assert!(std::ptr::eq(state.edits(), proposal.edits()));
+        proposal.descend();
+        let parent = proposal.lineage.parent.clone().unwrap();
+        assert!(std::ptr::eq(&parent.edits[..], proposal.edits()));
+        let state_name = state.name();
+        proposal.edits_mut().push(Edit::Delete { stmt: 500 });
+        assert_eq!((state.edits(), &parent.edits[..]), (&edits[..], &edits[..]));
+        assert_eq!(proposal.edits().len(), 101);
+        assert_ne!(proposal.name(), state_name);
+        assert_eq!(state.name(), state_name);
     }
 
     /// A chain of `moves` states, each proposed from the one before by deleting a statement,
