@@ -50,12 +50,18 @@ impl LoadedSeed {
                 (bytes + 8).next_multiple_of(16)
             }
         };
+        let mut names = std::collections::HashSet::new();
         let valuation: usize = self
             .valuation
             .points
             .values()
             .map(|point| {
-                let readables: usize = point.readables.iter().map(|r| block(r.expr.len())).sum();
+                let readables: usize = point
+                    .readables
+                    .iter()
+                    .filter(|r| names.insert(Arc::as_ptr(&r.expr)))
+                    .map(|r| block(16 + r.expr.len()))
+                    .sum();
                 let values: usize = point
                     .values
                     .iter()

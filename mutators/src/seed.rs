@@ -233,9 +233,12 @@ impl SeedStore {
     pub fn valuation(&self, id: &SeedId) -> Result<Option<Valuation>> {
         let path = self.seed_dir(id).join("valuation.json");
         match fs::read(&path) {
-            Ok(bytes) => Ok(Some(
-                serde_json::from_slice(&bytes).with_context(|| format!("bad {}", path.display()))?,
-            )),
+            Ok(bytes) => {
+                let mut valuation: Valuation =
+                    serde_json::from_slice(&bytes).with_context(|| format!("bad {}", path.display()))?;
+                valuation.share_names();
+                Ok(Some(valuation))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
         }

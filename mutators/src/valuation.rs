@@ -14,6 +14,7 @@ use libafl_bolts::rands::Rand;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// Hits of one point that are recorded before it counts as capped.
 pub const HITS_PER_POINT: u32 = 64;
@@ -29,8 +30,9 @@ pub const MIN_SAMPLED_POINTS: usize = 16;
 /// An integer lvalue that can be read safely at a point.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Readable {
-    /// C expression: `x`, `g_5.f0`, `l_3[1][0]`.
-    pub expr: String,
+    /// C expression: `x`, `g_5.f0`, `l_3[1][0]`. Shared: the same names are readable at most
+    /// points of a profile.
+    pub expr: Arc<str>,
     pub kind: IntKind,
     /// It may be assigned (not const).
     pub assignable: bool,
@@ -136,6 +138,21 @@ impl Valuation {
                 }
             }
         }
+        self.share_names();
+    }
+
+    /// Makes equal names of readables one allocation: a profile names the same few hundred
+    /// lvalues at each of its points, and a cached seed keeps its profile.
+    pub fn share_names(&mut self) {
+        let mut names: HashSet<Arc<str>> = HashSet::new();
+        for readable in self.points.values_mut().flat_map(|point| &mut point.readables) {
+            match names.get(&readable.expr) {
+                Some(name) => readable.expr = name.clone(),
+                None => {
+                    names.insert(readable.expr.clone());
+                }
+            }
+        }
     }
 }
 
@@ -171,7 +188,7 @@ impl Program {
     fn expand(&self, expr: &str, ty: &CType, assignable: bool, depth: u32, out: &mut Vec<Readable>) {
         match ty {
             CType::Int(kind) => out.push(Readable {
-                expr: expr.to_string(),
+                expr: expr.into(),
                 kind: *kind,
                 assignable,
             }),
@@ -322,7 +339,9 @@ impl ValuationPlan {
                 }
             }
         }
-        Valuation { points }
+        let mut valuation = Valuation { points };
+        valuation.share_names();
+        valuation
     }
 }
 
@@ -364,6 +383,31 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_stored_profile_reads_back_with_one_allocation_per_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::seed::SeedStore::open(dir.path()).unwrap();
+        let profile = crate::seed::SeedProfile {
+            origin: "test".into(),
+            headers: store.put_headers("").unwrap(),
+            include_block_len: 0,
+            line_counts: BTreeMap::new(),
+            expected_exit: 0,
+            run_ms: None,
+        };
+        let seed = crate::seed::Seed::new("int g;".into(), profile, Vec::new());
+        store.put(&seed).unwrap();
+        let id = seed.id;
+        let stored = Valuation {
+            points: [(1, point(&[1], 1, false)), (2, point(&[2], 1, false))].into(),
+        };
+        store.put_valuation(&id, &stored).unwrap();
+        let read = store.valuation(&id).unwrap().unwrap();
+        assert_eq!(read, stored);
+        let names: Vec<&Arc<str>> = read.points.values().map(|p| &p.readables[0].expr).collect();
+        assert!(Arc::ptr_eq(names[0], names[1]));
+    }
+
     /// A torture-test-sized function: four points that can read a variable.
     #[test]
     fn a_small_program_is_sampled_whole_at_a_csmith_sized_rate() {
@@ -391,7 +435,7 @@ mod tests {
         let readables: Vec<String> = program
             .readables(at_return as StmtId)
             .into_iter()
-            .map(|r| r.expr)
+            .map(|r| r.expr.to_string())
             .collect();
         assert_eq!(readables, ["i"]);
     }

@@ -48,7 +48,7 @@ fn values_profiled_under_pcc_join_those_of_gcc() {
         .points
         .values()
         .flat_map(|point| point.readables.iter().zip(&point.values))
-        .filter(|(readable, _)| readable.expr == "g_721")
+        .filter(|(readable, _)| &*readable.expr == "g_721")
         .map(|(_, values)| values.iter().copied().collect::<Vec<i128>>())
         .collect();
     assert!(seen.contains(&vec![0, 9]), "g_721's value sets: {seen:?}");
