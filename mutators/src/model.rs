@@ -279,7 +279,7 @@ impl Program {
     /// The same program holding `text`, the same text as its own, instead: the seed it was
     /// parsed from and the program then hold it once.
     pub fn sharing_text(mut self, text: &Arc<str>) -> Program {
-        assert_eq!(self.text, *text, "a program shares only its own text");
+        assert!(self.text == *text, "a program shares only its own text");
         self.text = text.clone();
         self
     }

@@ -42,7 +42,7 @@ impl LoadedSeed {
                 + program.functions.len()
                 + program.typedefs.len())
             + program.functions.values().map(|f| f.signature.len()).sum::<usize>();
-        // A heap block costs its size rounded up to 16 bytes, and 8 more.
+        // glibc gives a block its size plus an 8-byte header, rounded up to 16.
         let block = |bytes: usize| {
             if bytes == 0 {
                 0

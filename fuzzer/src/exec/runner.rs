@@ -658,11 +658,19 @@ mod tests {
 
     #[test]
     fn a_forked_child_reads_its_own_thread_count_not_its_parents() {
-        // The first read keeps the descriptor open; the test harness runs other threads.
+        // A second thread of its own, whatever the harness runs: the parent has at least two.
+        let (stop, parked) = std::sync::mpsc::channel::<()>();
+        let other = std::thread::spawn(move || parked.recv());
+        // The first read keeps the descriptor open.
         assert!(own_threads().unwrap() >= 2);
         assert!(mapped_bytes().unwrap() > 0);
         // SAFETY: the child only reads /proc and exits; glibc's fork leaves malloc usable.
-        match unsafe { nix::unistd::fork() }.unwrap() {
+        let forked = unsafe { nix::unistd::fork() }.unwrap();
+        if matches!(forked, nix::unistd::ForkResult::Parent { .. }) {
+            stop.send(()).unwrap();
+            other.join().unwrap().unwrap();
+        }
+        match forked {
             nix::unistd::ForkResult::Child => {
                 let alone = own_threads() == Some(1) && mapped_bytes().is_some_and(|m| m > 0);
                 // SAFETY: _exit ends the child without running the harness's destructors.
