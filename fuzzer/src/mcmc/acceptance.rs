@@ -220,7 +220,7 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
         if !accepted {
             return Ok(false);
         }
-        if let Some(known) = chains.known_state(&input.seed, &name) {
+        if let Some(known) = chains.current_state(&input.seed, &name) {
             chains.move_chain(&input.seed, known, &name, energy, proposed_distance);
             return Ok(false);
         }

@@ -24,19 +24,11 @@ pub struct Chain {
     pub accepted: u64,
     /// Out of the rotation for good: a newer seed took its place.
     pub retired: bool,
-    /// Corpus entries of the chain's states by variant name: a chain that returns to a state
-    /// moves to its entry instead of adding it again. Emptied when the chain retires.
-    pub(super) states: HashMap<String, CorpusId>,
-    /// Every corpus entry of the chain's seed in this client: its states and the variants other
-    /// clients sent. They leave the client's memory when the chain retires.
-    pub(super) entries: Vec<CorpusId>,
 }
 
 impl Chain {
     pub(super) fn new(current: CorpusId, current_name: String) -> Self {
-        let states = HashMap::from([(current_name.clone(), current)]);
         Chain {
-            entries: vec![current],
             current,
             current_name,
             energy: 0.0,
@@ -44,7 +36,6 @@ impl Chain {
             proposals: 0,
             accepted: 0,
             retired: false,
-            states,
         }
     }
 }
@@ -86,8 +77,10 @@ pub struct McmcChains {
     pub accepted: u64,
     pub by_length: DistanceByLength,
     /// Corpus entries no chain will visit again, to be forgotten by the scheduler: LibAFL keeps
-    /// a record of every entry in memory (file names, paths, metadata), which over a day of
-    /// retired chains is what would keep a client's memory growing.
+    /// a record of every entry in memory (file names, paths, metadata, about 850 bytes with its
+    /// slot), which over a day of accepted moves is what would keep a client's memory growing.
+    /// A chain stands on one entry; the states it left, and other clients' variants, are
+    /// forgotten (a chain that comes back to a state adds it again, under the same file).
     pub(super) unvisited: Vec<CorpusId>,
     /// Entries forgotten so far; their files stay in `corpus/`.
     pub forgotten: u64,
@@ -95,47 +88,50 @@ pub struct McmcChains {
 impl_serdeany!(McmcChains);
 
 impl McmcChains {
+    /// Moves `seed`'s chain to the entry `id` of its accepted state `name`; the entry it left
+    /// will not be visited again, nor will any entry of a retired chain.
     pub(super) fn move_chain(&mut self, seed: &SeedId, id: CorpusId, name: &str, energy: f64, distance: f64) {
         if let Some(chain) = self.chains.get_mut(seed) {
+            if chain.current != id {
+                self.unvisited.push(chain.current);
+            }
+            if chain.retired {
+                self.unvisited.push(id);
+            }
             chain.current = id;
             chain.current_name = name.to_string();
             chain.energy = energy;
             chain.distance = distance;
             chain.accepted += 1;
-            if !chain.retired {
-                chain.states.insert(name.to_string(), id);
-            }
         }
     }
 
-    /// Notes a new corpus entry of `seed`'s chain; an entry of a seed without a chain in the
-    /// rotation will never be visited.
-    pub(super) fn hold(&mut self, seed: &SeedId, id: CorpusId) {
-        match self.chains.get_mut(seed) {
-            Some(chain) if !chain.retired => chain.entries.push(id),
-            _ => self.unvisited.push(id),
-        }
+    /// Notes an entry no chain stands on (another client's variant, a seed whose chain has
+    /// started or retired): it will never be visited.
+    pub(super) fn release(&mut self, id: CorpusId) {
+        self.unvisited.push(id);
     }
 
-    /// Every entry that no chain in the rotation holds becomes unvisited (after a resume, whose
-    /// corpus is everything on disk).
+    /// Every entry that no chain in the rotation stands on becomes unvisited (after a resume,
+    /// whose corpus is everything on disk).
     pub fn release_unheld(&mut self, ids: impl IntoIterator<Item = CorpusId>) {
         let held = self.held();
         self.unvisited = ids.into_iter().filter(|id| !held.contains(id)).collect();
     }
 
-    /// The entries of the chains in the rotation, their current states included.
+    /// The entries the chains in the rotation stand on.
     pub(super) fn held(&self) -> std::collections::HashSet<CorpusId> {
         self.chains
             .values()
             .filter(|chain| !chain.retired)
-            .flat_map(|chain| chain.entries.iter().copied().chain([chain.current]))
+            .map(|chain| chain.current)
             .collect()
     }
 
-    /// The corpus entry of a state a seed's chain has been in.
-    pub(super) fn known_state(&self, seed: &SeedId, name: &str) -> Option<CorpusId> {
-        self.chains.get(seed)?.states.get(name).copied()
+    /// The entry of `seed`'s chain when it stands on the state `name`.
+    pub(super) fn current_state(&self, seed: &SeedId, name: &str) -> Option<CorpusId> {
+        let chain = self.chains.get(seed)?;
+        (chain.current_name == name).then_some(chain.current)
     }
 
     /// Starts a seed's chain at its entry, in the rotation; when that makes the rotation longer
@@ -166,8 +162,7 @@ impl McmcChains {
     fn retire(&mut self, seed: &SeedId) {
         if let Some(chain) = self.chains.get_mut(seed) {
             chain.retired = true;
-            chain.states = HashMap::new();
-            self.unvisited.append(&mut chain.entries);
+            self.unvisited.push(chain.current);
         }
     }
 
@@ -247,13 +242,11 @@ where
         let (Some(chain), Some(&id)) = (chains.chains.get_mut(&seed), by_name.get(&saved.variant)) else {
             continue;
         };
-        let entries = std::mem::take(&mut chain.entries);
         *chain = Chain {
             proposals: saved.proposals,
             accepted: saved.accepted,
             energy: saved.energy,
             distance: saved.distance,
-            entries,
             ..Chain::new(id, saved.variant)
         };
         if saved.retired {
@@ -297,19 +290,20 @@ mod tests {
         }
         chains.active = 2;
         chains.move_chain(&seed(0), CorpusId(7), "w0", 1.0, 0.5);
-        chains.hold(&seed(0), CorpusId(7));
-        assert_eq!(chains.known_state(&seed(0), "w0"), Some(CorpusId(7)));
+        assert_eq!(chains.current_state(&seed(0), "w0"), Some(CorpusId(7)));
+        // The chain left its seed's entry.
+        assert_eq!(chains.unvisited, [CorpusId(0)]);
 
         assert_eq!(chains.start(seed(3), CorpusId(3), "v3".into(), Some(3)), Some(seed(0)));
         assert_eq!(chains.order, [seed(1), seed(2), seed(3)]);
         // The chain that was turning still is.
         assert_eq!(chains.order[chains.active], seed(2));
         let retired = &chains.chains[&seed(0)];
-        assert!(retired.retired && retired.states.is_empty() && retired.entries.is_empty());
-        // The retired chain's seed entry and its state go; the other chains keep theirs.
+        assert!(retired.retired);
+        // The retired chain's state goes; the other chains keep theirs.
         assert_eq!(chains.unvisited, [CorpusId(0), CorpusId(7)]);
         assert_eq!((retired.accepted, retired.current), (1, CorpusId(7)));
-        assert_eq!(chains.known_state(&seed(0), "w0"), None);
+        assert_eq!(chains.held(), [1, 2, 3].map(CorpusId).into());
 
         // Retiring the active chain hands a whole turn to the next.
         chains.active = 0;
@@ -331,23 +325,40 @@ mod tests {
     }
 
     #[test]
-    fn entries_without_a_chain_in_the_rotation_are_unvisited() {
+    fn a_chain_stands_on_one_entry_however_long_it_runs() {
+        let mut chains = McmcChains::default();
+        chains.start(seed(0), CorpusId(0), "v0".into(), None);
+        for step in 1..=1000 {
+            chains.move_chain(&seed(0), CorpusId(step), &format!("w{step}"), 1.0, 0.5);
+        }
+        // Every state it left, its seed's entry first.
+        assert_eq!(chains.unvisited, (0..1000).map(CorpusId).collect::<Vec<_>>());
+        assert_eq!(chains.held(), [CorpusId(1000)].into());
+        // An accepted proposal that is the state it stands on moves it nowhere.
+        assert_eq!(chains.current_state(&seed(0), "w1000"), Some(CorpusId(1000)));
+        assert_eq!(chains.current_state(&seed(0), "w999"), None);
+        chains.move_chain(&seed(0), CorpusId(1000), "w1000", 1.0, 0.5);
+        assert_eq!(chains.unvisited.len(), 1000);
+    }
+
+    #[test]
+    fn entries_no_chain_in_the_rotation_stands_on_are_unvisited() {
         let mut chains = McmcChains::default();
         chains.start(seed(0), CorpusId(0), "v0".into(), Some(1));
         // Another client's variant of this seed, and one of a seed with no chain here.
-        chains.hold(&seed(0), CorpusId(1));
-        chains.hold(&seed(9), CorpusId(2));
-        assert_eq!(chains.unvisited, [CorpusId(2)]);
+        chains.release(CorpusId(1));
+        chains.release(CorpusId(2));
+        assert_eq!(chains.unvisited, [CorpusId(1), CorpusId(2)]);
         chains.start(seed(1), CorpusId(3), "v1".into(), Some(1));
-        assert_eq!(chains.unvisited, [CorpusId(2), CorpusId(0), CorpusId(1)]);
-        // A variant arriving for the retired seed is not kept either.
-        chains.hold(&seed(0), CorpusId(4));
-        assert_eq!(chains.unvisited.last(), Some(&CorpusId(4)));
+        assert_eq!(chains.unvisited, [1, 2, 0].map(CorpusId));
+        // A proposal of the retired chain accepted after it retired is not kept either.
+        chains.move_chain(&seed(0), CorpusId(4), "w0", 1.0, 0.5);
+        assert_eq!(chains.unvisited, [1, 2, 0, 0, 4].map(CorpusId));
 
-        // After a resume, whatever the rotation does not hold; a chain's current state (as
+        // After a resume, whatever the rotation does not stand on; a chain's current state (as
         // restored from the chains file) is held.
         chains.chains.get_mut(&seed(1)).unwrap().current = CorpusId(5);
         chains.release_unheld((0..6).map(CorpusId));
-        assert_eq!(chains.unvisited, [0, 1, 2, 4].map(CorpusId));
+        assert_eq!(chains.unvisited, [0, 1, 2, 3, 4].map(CorpusId));
     }
 }

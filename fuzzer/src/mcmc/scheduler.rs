@@ -1,7 +1,8 @@
 //! [`McmcScheduler`]: hands out the current state of the active chain, moves a chain to a
 //! newly added accepted proposal, starts a chain for every seed, turns to the next seed after a
 //! number of proposals, and retires the oldest chain when the rotation is full, so that a
-//! client holds the parsed seeds and the corpus records of a few chains however long it runs.
+//! client holds the parsed seeds of a few chains, and one corpus record per chain, however long
+//! it runs.
 
 use crate::mcmc::acceptance::{AddedVariant, LastAcceptance};
 use crate::mcmc::McmcChains;
@@ -49,7 +50,7 @@ where
         state.corpus().get(id)?.borrow_mut().set_parent_id_optional(current);
         // An entry the fuzzer added was handed over by the acceptance feedback, and its input
         // goes back into the entry, which the corpus left without one: a chain moves there
-        // next. The entry is dropped when no chain holds it any more (`forget_unvisited`). One
+        // next. The entry is dropped when no chain stands on it any more (`forget_unvisited`). One
         // added otherwise (a stored seed, a resumed state) is read back from disk.
         let filename = state.corpus().get(id)?.borrow().filename().clone();
         let added = state
@@ -79,16 +80,15 @@ where
         let chains = state.metadata_or_insert_with(McmcChains::default);
         if let Some((energy, distance)) = acceptance {
             chains.move_chain(&seed, id, &name, energy, distance);
-            chains.hold(&seed, id);
             state.remove_metadata::<LastAcceptance>();
         } else if unedited && !chains.chains.contains_key(&seed) {
-            // A chain holds its seed's entry from its start.
+            // A chain starts on its seed's entry.
             if let Some(retired) = chains.start(seed.clone(), id, name, self.rotation) {
                 log::debug!("mcmc: the chain of seed {retired} retires");
                 self.programs.forget(&retired);
             }
         } else {
-            chains.hold(&seed, id);
+            chains.release(id);
         }
         Ok(())
     }
@@ -252,7 +252,19 @@ mod tests {
         let second_id = add(&mut state, &mut scheduler, second, true);
         assert_eq!(scheduler.next(&mut state).unwrap(), second_id);
         assert!(state.corpus().get(second_id).unwrap().borrow().input().is_some());
-        // The chain left the first state: its input is no longer held in memory.
-        assert!(state.corpus().get(first_id).unwrap().borrow().input().is_none());
+        // The chain left its seed and its first state: their records are no longer in memory,
+        // the one it stands on is, and its file stays on disk.
+        assert!(state.corpus().get(first_id).is_err() && state.corpus().get(start).is_err());
+        assert_eq!(state.corpus().count(), 1);
+        let second_file = state
+            .corpus()
+            .get(second_id)
+            .unwrap()
+            .borrow()
+            .file_path()
+            .clone()
+            .unwrap();
+        assert!(second_file.exists());
+        assert_eq!(state.metadata::<McmcChains>().unwrap().forgotten, 2);
     }
 }
