@@ -3,11 +3,13 @@
 //! introduces a seed to other nodes carries the seed with it.
 //!
 //! A chain's states share most of their edits with the state they were proposed from, so a
-//! state is saved as the difference from that state's file ([`Lineage`]): a chain of n moves
-//! costs O(n) bytes on disk, not O(n²). Every [`CHECKPOINT`]th generation is saved whole, so
-//! that reading a state follows at most that many files.
+//! state is saved as the difference from that state's file ([`Lineage`]) when this process
+//! wrote it ([`crate::saved`]): a chain of n moves costs O(n) bytes on disk, not O(n²). Every
+//! [`CHECKPOINT`]th generation is saved whole, so that reading a state follows at most that
+//! many files.
 
 use crate::edit::Edit;
+use crate::saved;
 use crate::seed::{content_hash, SeedId, SeedPackage};
 use libafl::corpus::CorpusId;
 use libafl::inputs::Input;
@@ -214,26 +216,38 @@ impl Input for Variant {
         self.name()
     }
 
-    /// Saves the variant as the difference from its parent when the parent's file is beside it
-    /// and this generation is no checkpoint; whole otherwise (a finding, a received testcase).
-    /// A file of the variant's name already holds it (another client saved the same variant):
-    /// it is kept, so that every difference names a file older than itself and reads end.
+    /// Saves the variant as the difference from its parent when this process wrote the
+    /// parent's file beside it ([`saved`]) and this generation is no checkpoint; whole otherwise
+    /// (a finding, a received testcase, the first move after a resume). A file of the variant's
+    /// name already holds it (another client saved the same variant, or a chain came back to a
+    /// state): it is kept, so that every difference names a file older than itself and reads
+    /// end.
     fn to_file<P: AsRef<Path>>(&self, path: P) -> Result<(), Error> {
         let path = path.as_ref();
         if path.file_name().is_some_and(|name| *name == *self.name()) && path.is_file() {
+            saved::pin(path);
             return Ok(());
         }
         if let Some(parent) = &self.lineage.parent {
             let checkpoint = self.lineage.generation.is_multiple_of(CHECKPOINT);
             let beside = path.with_file_name(&parent.name);
-            if !checkpoint && self.carried_seed.is_none() && beside != path && beside.is_file() {
+            if !checkpoint
+                && self.carried_seed.is_none()
+                && beside != path
+                && saved::written_here(&beside)
+                && beside.is_file()
+            {
                 let delta = Delta::between(&self.seed, parent, &self.edits, self.lineage.generation);
                 let mut bytes = DELTA_MAGIC.to_vec();
                 bytes.extend(postcard::to_allocvec(&delta)?);
-                return write_file_atomic(path, &bytes);
+                write_file_atomic(path, &bytes)?;
+                saved::wrote(path, Some(&beside));
+                return Ok(());
             }
         }
-        write_file_atomic(path, &postcard::to_allocvec(self)?)
+        write_file_atomic(path, &postcard::to_allocvec(self)?)?;
+        saved::wrote(path, None);
+        Ok(())
     }
 
     /// Reads a saved variant, following the differences back to a whole one.
@@ -442,6 +456,28 @@ mod tests {
         variant.to_file(&path).unwrap();
         assert!(!std::fs::read(&path).unwrap().starts_with(DELTA_MAGIC));
         assert_eq!(Variant::from_file(&path).unwrap(), variant);
+    }
+
+    #[test]
+    fn a_parent_file_this_process_did_not_write_is_not_read_through() {
+        // Another client's save of the parent, or one from before a resume: it may be deleted
+        // by whoever wrote it.
+        let parent = Variant::of_seed(SeedId::of_text("int main(void) { return 0; }"));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(parent.name()), postcard::to_allocvec(&parent).unwrap()).unwrap();
+        let mut child = parent.clone();
+        child.descend();
+        child.edits_mut().push(Edit::Delete { stmt: 2 });
+        let path = dir.path().join(child.name());
+        child.to_file(&path).unwrap();
+        assert!(!std::fs::read(&path).unwrap().starts_with(DELTA_MAGIC));
+        // Once this process saved the parent, its children are differences.
+        let dir = tempfile::tempdir().unwrap();
+        parent.to_file(dir.path().join(parent.name())).unwrap();
+        let path = dir.path().join(child.name());
+        child.to_file(&path).unwrap();
+        assert!(std::fs::read(&path).unwrap().starts_with(DELTA_MAGIC));
+        assert_eq!(Variant::from_file(&path).unwrap().edits(), child.edits());
     }
 
     #[test]

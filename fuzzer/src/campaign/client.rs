@@ -12,7 +12,7 @@ use crate::exec::repeats::{RepeatedTextFilter, REMEMBERED_TEXTS};
 use crate::judge::new_seed::{NewSeedFeedback, SeedsInCorpus};
 use crate::judge::objective::FindingsObjective;
 use crate::judge::validity::ValidVariant;
-use crate::mcmc::{restore_chains, save_chains, AcceptanceFeedback, ChainMutator, McmcChains, McmcScheduler};
+use crate::mcmc::{restore_chains, AcceptanceFeedback, ChainMutator, ChainsFile, McmcChains, McmcScheduler};
 use crate::ops::heap::return_freed_memory;
 use crate::ops::shutdown;
 use crate::seeds::generator::{ProgramSource, SeedGenerator};
@@ -190,10 +190,13 @@ where
     }
 
     let scheduler = McmcScheduler::new(options.mcmc.proposals_per_turn, rotation, programs.clone());
-    let chains_file = options
-        .out
-        .join("mcmc")
-        .join(format!("chains-client-{}.json", desc.id()));
+    let mut chains_file = ChainsFile::new(
+        options
+            .out
+            .join("mcmc")
+            .join(format!("chains-client-{}.json", desc.id())),
+        options.out.join("corpus"),
+    );
     if fresh {
         // Chains start from the seeds of a resumed corpus, and continue where they were saved;
         // those that had retired stay retired.
@@ -210,7 +213,7 @@ where
         for id in seeds_first.into_iter().chain(variants) {
             every_chain.on_add(&mut state, id)?;
         }
-        let restored = restore_chains(&mut state, &chains_file, rotation)?;
+        let restored = restore_chains(&mut state, chains_file.path(), rotation)?;
         if restored > 0 {
             log::info!("client {}: {restored} chains continue where they stopped", desc.id());
         }
@@ -336,10 +339,8 @@ where
                 seeds.maker.timing.describe()
             );
             reports.write(&state, &executor.totals, &seeds.maker.timing, seed_cpu, &programs);
+            save_chains(&mut state, &mut chains_file);
             if let Ok(chains) = state.metadata::<McmcChains>() {
-                if let Err(e) = save_chains(chains, &chains_file) {
-                    log::warn!("cannot save the chains to {}: {e}", chains_file.display());
-                }
                 let by_length: Vec<String> = chains
                     .by_length
                     .means()
@@ -409,11 +410,7 @@ where
             last_stats = std::time::Instant::now();
             return_freed_memory();
             report_chains(&mut state, &mut mgr)?;
-            if let Ok(chains) = state.metadata::<McmcChains>() {
-                if let Err(e) = save_chains(chains, &chains_file) {
-                    log::warn!("cannot save the chains to {}: {e}", chains_file.display());
-                }
-            }
+            save_chains(&mut state, &mut chains_file);
             report_observed(&mut state, &mut mgr, &observed_maps)?;
         }
         // The report is kept current so that a long campaign's memory and progress can be
@@ -463,5 +460,16 @@ impl ReportWriter<'_> {
         if let Err(e) = write_client_report(self.out, self.id, state, figures) {
             log::warn!("cannot write the report of client {}: {e}", self.id);
         }
+    }
+}
+
+/// Saves where the chains stand, counting the corpus files the save let go.
+fn save_chains(state: &mut CampaignState, file: &mut ChainsFile) {
+    let Ok(chains) = state.metadata_mut::<McmcChains>() else {
+        return;
+    };
+    match file.save(chains) {
+        Ok(deleted) => chains.deleted_files += deleted as u64,
+        Err(e) => log::warn!("cannot save the chains to {}: {e}", file.path().display()),
     }
 }

@@ -178,9 +178,14 @@ pub struct McmcReport {
     /// (chain length from, mean program distance of the chain's state, decisions), by buckets
     /// of chain length.
     pub distance_by_length: Vec<(u64, f64, u64)>,
-    /// Corpus entries of retired chains taken out of memory (their files stay).
+    /// Corpus entries taken out of memory: states the chains left, retired chains' states,
+    /// other clients' variants.
     #[serde(default)]
     pub forgotten_entries: u64,
+    /// Files of chain states deleted from `corpus/` (left, added nothing else, and no file
+    /// kept reads through them).
+    #[serde(default)]
+    pub deleted_files: u64,
 }
 
 impl McmcReport {
@@ -193,6 +198,7 @@ impl McmcReport {
             mean_chain_length: chains.mean_length(),
             distance_by_length: chains.by_length.means(),
             forgotten_entries: chains.forgotten,
+            deleted_files: chains.deleted_files,
         }
     }
 }

@@ -2,14 +2,15 @@
 //! the rotation and which retired, and their saving and restoring across a resumed campaign.
 
 use ccfuzz_mutators::input::Variant;
+use ccfuzz_mutators::saved;
 use ccfuzz_mutators::seed::SeedId;
 use libafl::corpus::{Corpus, CorpusId};
 use libafl::state::HasCorpus;
 use libafl::{Error, HasMetadata};
 use libafl_bolts::impl_serdeany;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 /// One seed's chain.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -80,10 +81,15 @@ pub struct McmcChains {
     /// a record of every entry in memory (file names, paths, metadata, about 850 bytes with its
     /// slot), which over a day of accepted moves is what would keep a client's memory growing.
     /// A chain stands on one entry; the states it left, and other clients' variants, are
-    /// forgotten (a chain that comes back to a state adds it again, under the same file).
+    /// forgotten (a chain that comes back to a state adds it again). The files of the states
+    /// left go too, unless they added something else to the corpus or a file kept reads
+    /// through them.
     pub(super) unvisited: Vec<CorpusId>,
-    /// Entries forgotten so far; their files stay in `corpus/`.
+    /// Entries forgotten so far.
     pub forgotten: u64,
+    /// Their files deleted so far (see [`ccfuzz_mutators::saved`]).
+    #[serde(default)]
+    pub deleted_files: u64,
 }
 impl_serdeany!(McmcChains);
 
@@ -198,8 +204,51 @@ struct SavedChain {
     retired: bool,
 }
 
+/// A client's chains file, and the corpus files it names: they stay on disk until a later save
+/// no longer names them, whatever the chains did since.
+#[derive(Debug)]
+pub struct ChainsFile {
+    path: PathBuf,
+    corpus: PathBuf,
+    named: HashSet<PathBuf>,
+}
+
+impl ChainsFile {
+    pub fn new(path: PathBuf, corpus: PathBuf) -> Self {
+        ChainsFile {
+            path,
+            corpus,
+            named: HashSet::new(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Saves where each chain stands. Returns how many corpus files the save let go.
+    pub fn save(&mut self, chains: &McmcChains) -> std::io::Result<usize> {
+        save_chains(chains, &self.path)?;
+        let named: HashSet<PathBuf> = chains
+            .chains
+            .values()
+            .filter(|chain| !chain.retired)
+            .map(|chain| self.corpus.join(&chain.current_name))
+            .collect();
+        for file in named.difference(&self.named) {
+            saved::pin(file);
+        }
+        let mut deleted = 0;
+        for file in self.named.difference(&named) {
+            deleted += saved::unpin(file)?;
+        }
+        self.named = named;
+        Ok(deleted)
+    }
+}
+
 /// Saves where each chain stands, so that a resumed campaign continues its chains.
-pub fn save_chains(chains: &McmcChains, path: &Path) -> std::io::Result<()> {
+fn save_chains(chains: &McmcChains, path: &Path) -> std::io::Result<()> {
     let saved: BTreeMap<&SeedId, SavedChain> = chains
         .chains
         .iter()
@@ -239,20 +288,32 @@ where
     let chains = state.metadata_or_insert_with(McmcChains::default);
     let mut restored = 0;
     for (seed, saved) in saved {
-        let (Some(chain), Some(&id)) = (chains.chains.get_mut(&seed), by_name.get(&saved.variant)) else {
+        let Some(chain) = chains.chains.get_mut(&seed) else {
             continue;
         };
-        *chain = Chain {
-            proposals: saved.proposals,
-            accepted: saved.accepted,
-            energy: saved.energy,
-            distance: saved.distance,
-            ..Chain::new(id, saved.variant)
-        };
+        match by_name.get(&saved.variant) {
+            Some(&id) => {
+                *chain = Chain {
+                    proposals: saved.proposals,
+                    accepted: saved.accepted,
+                    energy: saved.energy,
+                    distance: saved.distance,
+                    ..Chain::new(id, saved.variant)
+                };
+                restored += 1;
+            }
+            // A retired chain's state is deleted once it retired: it stays retired, with its
+            // statistics, on its seed's entry.
+            None if saved.retired => {
+                chain.proposals = saved.proposals;
+                chain.accepted = saved.accepted;
+                chain.distance = saved.distance;
+            }
+            None => continue,
+        }
         if saved.retired {
             chains.retire(&seed);
         }
-        restored += 1;
     }
     chains.order = chains
         .chains
@@ -322,6 +383,48 @@ mod tests {
             assert_eq!(chains.start(seed(n), CorpusId(n.into()), format!("v{n}"), None), None);
         }
         assert_eq!(chains.rotating(), 50);
+    }
+
+    #[test]
+    fn a_retired_chain_whose_state_was_deleted_stays_retired_after_a_resume() {
+        use libafl::corpus::{CachedOnDiskCorpus, OnDiskCorpus, Testcase};
+        use libafl::feedbacks::ConstFeedback;
+        use libafl::state::StdState;
+        use libafl_bolts::rands::StdRand;
+        let dir = tempfile::tempdir().unwrap();
+        let mut no_feedback = ConstFeedback::new(false);
+        let mut no_objective = ConstFeedback::new(false);
+        let mut state: StdState<CachedOnDiskCorpus<Variant>, Variant, StdRand, OnDiskCorpus<Variant>> = StdState::new(
+            StdRand::with_seed(1),
+            CachedOnDiskCorpus::new(dir.path().join("corpus"), 4).unwrap(),
+            OnDiskCorpus::new(dir.path().join("solutions")).unwrap(),
+            &mut no_feedback,
+            &mut no_objective,
+        )
+        .unwrap();
+        // The seeds' entries are on disk; neither chain's state is.
+        let mut chains = McmcChains::default();
+        for n in 0..2 {
+            let unedited = Variant::of_seed(seed(n));
+            let name = unedited.name();
+            let id = state.corpus_mut().add(Testcase::new(unedited)).unwrap();
+            chains.start(seed(n), id, name, None);
+        }
+        state.add_metadata(chains);
+        let saved = serde_json::json!({
+            "seed0": {"variant": "gone0", "energy": 1.0, "distance": 0.25, "proposals": 40, "accepted": 30, "retired": true},
+            "seed1": {"variant": "gone1", "energy": 1.0, "distance": 0.5, "proposals": 9, "accepted": 7, "retired": false},
+        });
+        let path = dir.path().join("chains.json");
+        std::fs::write(&path, saved.to_string()).unwrap();
+        assert_eq!(restore_chains(&mut state, &path, Some(4)).unwrap(), 0);
+        let chains = state.metadata::<McmcChains>().unwrap();
+        let retired = &chains.chains[&seed(0)];
+        assert!(retired.retired);
+        assert_eq!((retired.proposals, retired.accepted, retired.distance), (40, 30, 0.25));
+        // A chain in the rotation whose state is gone starts again from its seed.
+        assert_eq!(chains.order, [seed(1)]);
+        assert_eq!(chains.chains[&seed(1)].accepted, 0);
     }
 
     #[test]

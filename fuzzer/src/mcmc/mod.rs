@@ -21,7 +21,7 @@ mod options;
 mod scheduler;
 
 pub use acceptance::AcceptanceFeedback;
-pub use chains::{restore_chains, save_chains, Chain, DistanceByLength, McmcChains};
+pub use chains::{restore_chains, Chain, ChainsFile, DistanceByLength, McmcChains};
 pub use mutator::{ChainMutator, PendingProposal};
 pub use options::{Family, Guidance, McmcOptions};
 pub use scheduler::McmcScheduler;

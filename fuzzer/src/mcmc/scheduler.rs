@@ -8,10 +8,13 @@ use crate::mcmc::acceptance::{AddedVariant, LastAcceptance};
 use crate::mcmc::McmcChains;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
+use ccfuzz_mutators::saved;
+use ccfuzz_observers::novelty::Novelty;
 use libafl::corpus::{Corpus, CorpusId};
 use libafl::schedulers::{RemovableScheduler, Scheduler};
 use libafl::state::HasCorpus;
 use libafl::{Error, HasMetadata};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// Schedules the current states of the chains, one seed's chain at a time.
@@ -26,6 +29,9 @@ pub struct McmcScheduler {
     /// stands there, so that they stay as few as the chains (a state holds its chain's every
     /// edit).
     kept_inputs: Vec<CorpusId>,
+    /// Entries that are chain states and nothing else (no new coverage, counters or seed):
+    /// their files may go once they are forgotten.
+    states_only: HashSet<CorpusId>,
 }
 
 impl McmcScheduler {
@@ -35,6 +41,7 @@ impl McmcScheduler {
             rotation,
             programs,
             kept_inputs: Vec::new(),
+            states_only: HashSet::new(),
         }
     }
 }
@@ -77,6 +84,9 @@ where
             .get::<LastAcceptance>()
             .filter(|a| a.name == name)
             .map(|a| (a.energy, a.distance));
+        if acceptance.is_some() && !added_novelty(state, id)? {
+            self.states_only.insert(id);
+        }
         let chains = state.metadata_or_insert_with(McmcChains::default);
         if let Some((energy, distance)) = acceptance {
             chains.move_chain(&seed, id, &name, energy, distance);
@@ -94,7 +104,7 @@ where
     }
 
     fn next(&mut self, state: &mut S) -> Result<CorpusId, Error> {
-        forget_unvisited(state)?;
+        forget_unvisited(state, &mut self.states_only)?;
         self.drop_kept_inputs_left_behind(state);
         let chains = state.metadata_or_insert_with(McmcChains::default);
         let id = if chains.order.is_empty() {
@@ -156,10 +166,23 @@ impl McmcScheduler {
     }
 }
 
-/// Takes the entries no chain will visit again out of the in-memory corpus, leaving their files
-/// in `corpus/` (LibAFL's removal would delete them). Done when the next entry is scheduled, so
-/// that nothing is removed under a stage or an event handler that still holds an id.
-fn forget_unvisited<S>(state: &mut S) -> Result<(), Error>
+/// Whether the entry `id` added coverage or counters to the corpus's maps.
+fn added_novelty<S>(state: &S, id: CorpusId) -> Result<bool, Error>
+where
+    S: HasCorpus<Variant>,
+{
+    let entry = state.corpus().get(id)?.borrow();
+    Ok(entry
+        .metadata_map()
+        .get::<Novelty>()
+        .is_some_and(|novelty| novelty.new_coverage > 0 || novelty.new_counters > 0))
+}
+
+/// Takes the entries no chain will visit again out of the in-memory corpus (LibAFL's removal
+/// would delete their files), and lets their files go: those of `states_only` are deleted once
+/// no file kept reads through them. Done when the next entry is scheduled, so that nothing is
+/// removed under a stage or an event handler that still holds an id.
+fn forget_unvisited<S>(state: &mut S, states_only: &mut HashSet<CorpusId>) -> Result<(), Error>
 where
     S: HasCorpus<Variant> + HasMetadata,
 {
@@ -167,18 +190,30 @@ where
         Some(chains) if !chains.unvisited.is_empty() => (std::mem::take(&mut chains.unvisited), chains.held()),
         _ => return Ok(()),
     };
-    let mut forgotten = 0;
+    let (mut forgotten, mut deleted) = (0, 0);
     // An entry a chain in the rotation holds stays, whatever put it on the list.
     for id in unvisited.into_iter().filter(|id| !held.contains(id)) {
         let Ok(testcase) = state.corpus().get(id) else {
             continue;
         };
-        testcase.borrow_mut().filename_mut().take();
+        let file = {
+            let mut testcase = testcase.borrow_mut();
+            testcase.filename_mut().take();
+            testcase.file_path().clone()
+        };
         state.corpus_mut().remove(id)?;
         forgotten += 1;
+        let removable = states_only.remove(&id);
+        if let Some(file) = file {
+            match saved::left(&file, removable) {
+                Ok(files) => deleted += files,
+                Err(e) => log::warn!("cannot delete a chain state left behind in {}: {e}", file.display()),
+            }
+        }
     }
     if let Some(chains) = state.metadata_map_mut().get_mut::<McmcChains>() {
         chains.forgotten += forgotten;
+        chains.deleted_files += deleted as u64;
     }
     Ok(())
 }
@@ -187,9 +222,11 @@ where
 mod tests {
     use super::*;
     use ccfuzz_mutators::edit::Edit;
+    use ccfuzz_mutators::input::CHECKPOINT;
     use ccfuzz_mutators::seed::{SeedId, SeedStore};
     use libafl::corpus::{CachedOnDiskCorpus, OnDiskCorpus, Testcase};
     use libafl::feedbacks::ConstFeedback;
+    use libafl::inputs::Input;
     use libafl::state::StdState;
     use libafl_bolts::rands::StdRand;
 
@@ -208,6 +245,92 @@ mod tests {
         let id = state.corpus_mut().add(Testcase::from(variant)).unwrap();
         scheduler.on_add(state, id).unwrap();
         id
+    }
+
+    fn state_in(dir: &std::path::Path) -> TestState {
+        let mut no_feedback = ConstFeedback::new(false);
+        let mut no_objective = ConstFeedback::new(false);
+        StdState::new(
+            StdRand::with_seed(1),
+            CachedOnDiskCorpus::new(dir.join("corpus"), 4).unwrap(),
+            OnDiskCorpus::new(dir.join("solutions")).unwrap(),
+            &mut no_feedback,
+            &mut no_objective,
+        )
+        .unwrap()
+    }
+
+    fn files_in(dir: &std::path::Path) -> std::collections::BTreeSet<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| !name.starts_with('.'))
+            .collect()
+    }
+
+    #[test]
+    fn the_files_of_the_states_a_chain_left_go_unless_a_state_kept_reads_through_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = state_in(dir.path());
+        let programs = Arc::new(Programs::new(SeedStore::open(dir.path().join("seeds")).unwrap(), 1));
+        let mut scheduler = McmcScheduler::new(1000, None, programs);
+        let seed = SeedId("c0ffee".into());
+        let mut current = Variant::of_seed(seed.clone());
+        add(&mut state, &mut scheduler, current.clone(), false);
+        let mut names = vec![current.name()];
+        let coverage_at = 20;
+        for step in 1..=40u32 {
+            scheduler.next(&mut state).unwrap();
+            let mut proposal = current.clone();
+            proposal.descend();
+            proposal.edits_mut().push(Edit::Delete { stmt: step });
+            if step == coverage_at {
+                // This state also added coverage: it is kept, with what it reads through.
+                state.add_metadata(LastAcceptance {
+                    name: proposal.name(),
+                    energy: 1.0,
+                    distance: 0.5,
+                });
+                state.add_metadata(AddedVariant {
+                    input: proposal.clone(),
+                });
+                let mut testcase = Testcase::from(proposal.clone());
+                testcase.add_metadata(Novelty {
+                    new_coverage: 3,
+                    ..Novelty::default()
+                });
+                let id = state.corpus_mut().add(testcase).unwrap();
+                scheduler.on_add(&mut state, id).unwrap();
+            } else {
+                add(&mut state, &mut scheduler, proposal.clone(), true);
+            }
+            names.push(proposal.name());
+            current = proposal;
+        }
+        scheduler.next(&mut state).unwrap();
+        // On disk: the seed; the state that added coverage and those it reads through, back to
+        // the whole save at generation 16; and the current state with those it reads through,
+        // back to the whole save at generation 32.
+        let expected: std::collections::BTreeSet<String> = [0]
+            .into_iter()
+            .chain(CHECKPOINT..=coverage_at)
+            .chain(2 * CHECKPOINT..=40)
+            .map(|step| names[step as usize].clone())
+            .collect();
+        let corpus = dir.path().join("corpus");
+        assert_eq!(files_in(&corpus), expected);
+        let report = state.metadata::<McmcChains>().unwrap();
+        // Forgotten: the seed's entry and the 39 states left; deleted: those 39 but the five
+        // kept and the eight the current state reads through.
+        assert_eq!((report.forgotten, report.deleted_files), (40, 39 - 5 - 8));
+        // What stays reads back.
+        for name in &expected {
+            Variant::from_file(corpus.join(name)).unwrap();
+        }
+        assert_eq!(
+            Variant::from_file(corpus.join(&names[40])).unwrap().edits(),
+            current.edits()
+        );
     }
 
     #[test]
