@@ -135,11 +135,17 @@ fn hash_text(text: &str) -> u64 {
     hasher.finish()
 }
 
+/// Seeds a pool remembers having added, the latest ones: a chain's seed is recent, and a seed
+/// long gone that comes back is added again, its duplicate texts skipped.
+const REMEMBERED_SEEDS: usize = 1_024;
+
 /// The pool of the seeds added so far, the oldest entries first, without duplicate texts.
 #[derive(Debug)]
 pub struct Pool {
     pub entries: VecDeque<PoolEntry>,
     seeds: HashSet<SeedId>,
+    /// The remembered seeds, oldest first.
+    seed_order: VecDeque<SeedId>,
     /// Hashes of the entries' texts.
     texts: HashSet<u64>,
     kinds: HoleKinds,
@@ -148,7 +154,8 @@ pub struct Pool {
 
 /// The types (with their qualifiers) of the pool's holes, numbered: a location groups its
 /// variables by number once, and each hole of each entry finds its variables by index.
-/// Numbers are never reused; there are as many as distinct hole types, a few hundred at most.
+/// There are as many as distinct hole types among the entries, a few hundred; the numbers are
+/// given again when the entries holding many of them are gone ([`Pool::forget_unused_kinds`]).
 #[derive(Debug, Default)]
 struct HoleKinds {
     by_type: HashMap<CType, Vec<(Box<str>, u32)>>,
@@ -189,6 +196,7 @@ impl Pool {
         Pool {
             entries: VecDeque::new(),
             seeds: HashSet::new(),
+            seed_order: VecDeque::new(),
             texts: HashSet::new(),
             kinds: HoleKinds::default(),
             capacity,
@@ -199,6 +207,12 @@ impl Pool {
     pub fn add_seed(&mut self, origin: &SeedId, program: &Program) {
         if !self.seeds.insert(origin.clone()) {
             return;
+        }
+        self.seed_order.push_back(origin.clone());
+        if self.seed_order.len() > REMEMBERED_SEEDS {
+            if let Some(oldest) = self.seed_order.pop_front() {
+                self.seeds.remove(&oldest);
+            }
         }
         let mut donor = Donor {
             origin: origin.clone(),
@@ -226,6 +240,44 @@ impl Pool {
                 donor: donor.clone(),
                 fragment,
             });
+        }
+        self.forget_unused_kinds();
+    }
+
+    /// Numbers again the hole kinds the entries use, once those given out are more than twice
+    /// as many: csmith seeds bring array types of their own, and a kind that only dropped
+    /// entries used would stay for good (a pool of 2,500 entries grew by 8 KB a seed, and each
+    /// transplant proposal sizes its site by the count).
+    fn forget_unused_kinds(&mut self) {
+        let count = self.kinds.count as usize;
+        let mut renumbered = vec![u32::MAX; count];
+        for entry in &self.entries {
+            for &kind in entry.fragment.hole_kinds.iter() {
+                renumbered[kind as usize] = 0;
+            }
+        }
+        let used = renumbered.iter().filter(|&&n| n == 0).count();
+        if count < 2 * used + 64 {
+            return;
+        }
+        let mut next = 0;
+        for number in renumbered.iter_mut().filter(|n| **n == 0) {
+            *number = next;
+            next += 1;
+        }
+        self.kinds.by_type.retain(|_, numbered| {
+            numbered.retain_mut(|(_, number)| {
+                *number = renumbered[*number as usize];
+                *number != u32::MAX
+            });
+            !numbered.is_empty()
+        });
+        self.kinds.by_type.shrink_to_fit();
+        self.kinds.count = next;
+        for entry in &mut self.entries {
+            for kind in entry.fragment.hole_kinds.iter_mut() {
+                *kind = renumbered[*kind as usize];
+            }
         }
     }
 
@@ -649,6 +701,26 @@ mod tests {
         assert_eq!(from_new, 4);
         // A dropped statement's text may come back with a later seed.
         assert_eq!(pool.texts.len(), 6);
+    }
+
+    #[test]
+    fn the_hole_kinds_only_dropped_entries_had_are_forgotten_and_the_others_still_match() {
+        let mut pool = Pool::with_capacity(3);
+        for size in 1..=300 {
+            let seed = program(&format!(
+                "int a{size}[{size}]; void f(void) {{ a{size}[0] = a{size}[0] + 1; }}"
+            ));
+            pool.add_seed(&SeedId::of_text(&seed.text), &seed);
+        }
+        // Each seed's array type is a kind of its own: 300 were given out, 3 are used.
+        assert!(pool.kinds.count <= 2 * 3 + 64, "{} kinds", pool.kinds.count);
+        let listed: usize = pool.kinds.by_type.values().map(Vec::len).sum();
+        assert_eq!(listed, pool.kinds.count as usize);
+        let target = program("int b[300]; int c[299]; void g(void) { b[1] = 2; }");
+        let location = target.statement(target.roots[0]).children[0];
+        let mut found = texts(&pool, &target, &SeedId::of_text(&target.text), location);
+        found.sort();
+        assert_eq!(found, ["b[0] = b[0] + 1;", "c[0] = c[0] + 1;"]);
     }
 
     #[test]
