@@ -387,21 +387,9 @@ mod tests {
 
     #[test]
     fn a_retired_chain_whose_state_was_deleted_stays_retired_after_a_resume() {
-        use libafl::corpus::{CachedOnDiskCorpus, OnDiskCorpus, Testcase};
-        use libafl::feedbacks::ConstFeedback;
-        use libafl::state::StdState;
-        use libafl_bolts::rands::StdRand;
+        use libafl::corpus::Testcase;
         let dir = tempfile::tempdir().unwrap();
-        let mut no_feedback = ConstFeedback::new(false);
-        let mut no_objective = ConstFeedback::new(false);
-        let mut state: StdState<CachedOnDiskCorpus<Variant>, Variant, StdRand, OnDiskCorpus<Variant>> = StdState::new(
-            StdRand::with_seed(1),
-            CachedOnDiskCorpus::new(dir.path().join("corpus"), 4).unwrap(),
-            OnDiskCorpus::new(dir.path().join("solutions")).unwrap(),
-            &mut no_feedback,
-            &mut no_objective,
-        )
-        .unwrap();
+        let mut state = crate::mcmc::test_state(dir.path());
         // The seeds' entries are on disk; neither chain's state is.
         let mut chains = McmcChains::default();
         for n in 0..2 {

@@ -221,16 +221,13 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::campaign::options::CampaignState as TestState;
+    use crate::mcmc::test_state;
     use ccfuzz_mutators::edit::Edit;
     use ccfuzz_mutators::input::CHECKPOINT;
     use ccfuzz_mutators::seed::{SeedId, SeedStore};
-    use libafl::corpus::{CachedOnDiskCorpus, OnDiskCorpus, Testcase};
-    use libafl::feedbacks::ConstFeedback;
+    use libafl::corpus::Testcase;
     use libafl::inputs::Input;
-    use libafl::state::StdState;
-    use libafl_bolts::rands::StdRand;
-
-    type TestState = StdState<CachedOnDiskCorpus<Variant>, Variant, StdRand, OnDiskCorpus<Variant>>;
 
     /// Adds `variant` as the fuzzer does, as an accepted proposal or as a seed.
     fn add(state: &mut TestState, scheduler: &mut McmcScheduler, variant: Variant, accepted: bool) -> CorpusId {
@@ -247,19 +244,6 @@ mod tests {
         id
     }
 
-    fn state_in(dir: &std::path::Path) -> TestState {
-        let mut no_feedback = ConstFeedback::new(false);
-        let mut no_objective = ConstFeedback::new(false);
-        StdState::new(
-            StdRand::with_seed(1),
-            CachedOnDiskCorpus::new(dir.join("corpus"), 4).unwrap(),
-            OnDiskCorpus::new(dir.join("solutions")).unwrap(),
-            &mut no_feedback,
-            &mut no_objective,
-        )
-        .unwrap()
-    }
-
     fn files_in(dir: &std::path::Path) -> std::collections::BTreeSet<String> {
         std::fs::read_dir(dir)
             .unwrap()
@@ -271,7 +255,7 @@ mod tests {
     #[test]
     fn the_files_of_the_states_a_chain_left_go_unless_a_state_kept_reads_through_them() {
         let dir = tempfile::tempdir().unwrap();
-        let mut state = state_in(dir.path());
+        let mut state = test_state(dir.path());
         let programs = Arc::new(Programs::new(SeedStore::open(dir.path().join("seeds")).unwrap(), 1));
         let mut scheduler = McmcScheduler::new(1000, None, programs);
         let seed = SeedId("c0ffee".into());
@@ -336,18 +320,7 @@ mod tests {
     #[test]
     fn a_chain_moves_to_its_new_state_without_reading_it_from_disk_which_stays_in_memory_while_it_stands_there() {
         let dir = tempfile::tempdir().unwrap();
-        let corpus = CachedOnDiskCorpus::new(dir.path().join("corpus"), 4).unwrap();
-        let solutions = OnDiskCorpus::new(dir.path().join("solutions")).unwrap();
-        let mut no_feedback = ConstFeedback::new(false);
-        let mut no_objective = ConstFeedback::new(false);
-        let mut state: TestState = StdState::new(
-            StdRand::with_seed(1),
-            corpus,
-            solutions,
-            &mut no_feedback,
-            &mut no_objective,
-        )
-        .unwrap();
+        let mut state = test_state(dir.path());
         let programs = Arc::new(Programs::new(SeedStore::open(dir.path().join("seeds")).unwrap(), 1));
         let mut scheduler = McmcScheduler::new(1000, None, programs);
         let seed = SeedId("c0ffee".into());
