@@ -93,20 +93,23 @@ fn a_finding_on_one_node_appears_on_the_other() {
     let found_here = findings(&here);
     let seed = finding_json(&found_here[0])["seed"].as_str().unwrap().to_string();
 
-    wait_for("the finding on the other node", &logs, || {
-        findings(&there)
+    // The same finding, under the same name, with the seed stored on the other node. The other
+    // node may also find a variant of that seed of its own first (it runs a chain on the seed
+    // once it has it), and this node may find more: what is waited for is one of this node's.
+    let arrived_from_here = || {
+        let here_names: Vec<_> = findings(&here)
             .iter()
-            .any(|f| finding_json(f)["seed"].as_str() == Some(seed.as_str()))
+            .map(|f| f.file_name().map(|n| n.to_owned()))
+            .collect();
+        findings(&there).into_iter().find(|f| {
+            finding_json(f)["seed"].as_str() == Some(seed.as_str())
+                && here_names.contains(&f.file_name().map(|n| n.to_owned()))
+        })
+    };
+    wait_for("this node's finding on the other node", &logs, || {
+        arrived_from_here().is_some()
     });
-    let arrived = findings(&there)
-        .into_iter()
-        .find(|f| finding_json(f)["seed"].as_str() == Some(seed.as_str()))
-        .unwrap();
-    // The same finding, under the same name, with the seed stored on the other node.
-    assert!(
-        found_here.iter().any(|f| f.file_name() == arrived.file_name()),
-        "{arrived:?} is not one of {found_here:?}"
-    );
+    let arrived = arrived_from_here().unwrap();
     // The other node profiles only the "dead" seeds: it can have this one from `here` alone.
     assert!(
         seed_ids(&there).contains(&seed),
