@@ -404,6 +404,9 @@ mod tests {
         store.put_valuation(&id, &stored).unwrap();
         let read = store.valuation(&id).unwrap().unwrap();
         assert_eq!(read, stored);
+        // A retired seed's valuation is gzipped and reads the same.
+        store.compress(&id).unwrap();
+        assert_eq!(store.valuation(&id).unwrap().unwrap(), stored);
         let names: Vec<&Arc<str>> = read.points.values().map(|p| &p.readables[0].expr).collect();
         assert!(Arc::ptr_eq(names[0], names[1]));
     }

@@ -8,7 +8,7 @@ use common::*;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -188,6 +188,24 @@ fn scratch_does_not_grow_with_executions() {
         "{files} files for {} entries in memory",
         report.corpus
     );
+    // The retired seeds' texts are gzipped, those in the rotation plain; all still load.
+    let seed_dirs: Vec<PathBuf> = std::fs::read_dir(out.join("seeds"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("profile.json").is_file())
+        .collect();
+    let gzipped = seed_dirs.iter().filter(|p| p.join("seed.c.gz").is_file()).count();
+    let plain = seed_dirs.iter().filter(|p| p.join("seed.c").is_file()).count();
+    assert_eq!(
+        (gzipped, plain),
+        (report.mcmc.chains.saturating_sub(4), seed_dirs.len() - gzipped),
+        "{} chains",
+        report.mcmc.chains
+    );
+    let store = ccfuzz_mutators::seed::SeedStore::open(out.join("seeds")).unwrap();
+    for id in store.ids().unwrap() {
+        store.load(&id).unwrap();
+    }
 }
 
 #[test]

@@ -96,6 +96,9 @@ where
             if let Some(retired) = chains.start(seed.clone(), id, name, self.rotation) {
                 log::debug!("mcmc: the chain of seed {retired} retires");
                 self.programs.forget(&retired);
+                if let Err(e) = self.programs.store().compress(&retired) {
+                    log::warn!("seed {retired} stays uncompressed: {e:#}");
+                }
             }
         } else {
             chains.release(id);
