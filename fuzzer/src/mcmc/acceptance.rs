@@ -101,7 +101,8 @@ impl AcceptanceFeedback {
         })
     }
 
-    fn seed_graph(&mut self, seed: &SeedId) -> Result<Arc<SeedGraph>, Error> {
+    /// The graph of `seed`, built on a miss; graphs of retired chains' seeds go first.
+    fn seed_graph(&mut self, seed: &SeedId, chains: &McmcChains) -> Result<Arc<SeedGraph>, Error> {
         if let Some(at) = self.seed_graphs.iter().position(|(id, _)| id == seed) {
             let entry = self.seed_graphs.remove(at).expect("position is in range");
             let cfg = entry.1.clone();
@@ -112,6 +113,8 @@ impl AcceptanceFeedback {
             .programs
             .get(seed)
             .map_err(|e| Error::illegal_state(format!("mcmc: {e:#}")))?;
+        self.seed_graphs
+            .retain(|(id, _)| chains.chains.get(id).is_some_and(|chain| !chain.retired));
         if self.seed_graphs.len() >= SEED_GRAPHS_KEPT {
             self.seed_graphs.pop_front();
         }
@@ -121,8 +124,8 @@ impl AcceptanceFeedback {
     }
 
     /// Athena's Δ of a variant from its seed.
-    fn distance_of(&mut self, input: &Variant) -> Result<f64, Error> {
-        let seed_graph = self.seed_graph(&input.seed)?;
+    fn distance_of(&mut self, input: &Variant, chains: &McmcChains) -> Result<f64, Error> {
+        let seed_graph = self.seed_graph(&input.seed, chains)?;
         let loaded = self
             .programs
             .get(&input.seed)
@@ -163,16 +166,12 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
             log::debug!("mcmc: {name} is not the pending proposal {}", pending.name);
             return Ok(false);
         }
-        let Some(current_energy) = state
-            .metadata_or_insert_with(McmcChains::default)
-            .chains
-            .get(&input.seed)
-            .map(|chain| chain.energy)
-        else {
+        let chains = state.metadata_or_insert_with(McmcChains::default);
+        let Some(current_energy) = chains.chains.get(&input.seed).map(|chain| chain.energy) else {
             log::debug!("mcmc: no chain for seed {}", input.seed);
             return Ok(false);
         };
-        let proposed_distance = self.distance_of(input)?;
+        let proposed_distance = self.distance_of(input, chains)?;
         let novelty = state.metadata::<Novelty>().copied().unwrap_or_default();
         let energy = proposed_distance
             + self.guidance.coverage * novelty.new_coverage as f64
@@ -244,5 +243,54 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
             state.add_metadata(AddedVariant { input: input.clone() });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccfuzz_mutators::seed::{Seed, SeedProfile, SeedStore};
+    use libafl::corpus::CorpusId;
+    use std::collections::BTreeMap;
+
+    fn stored(store: &SeedStore, n: usize) -> SeedId {
+        let body: String = (0..=n).map(|i| format!("  g = g + {i};\n")).collect();
+        let text = format!("int g;\nint main(void) {{\n{body}  return 0;\n}}\n");
+        let profile = SeedProfile {
+            origin: "test".into(),
+            headers: store.put_headers("").unwrap(),
+            include_block_len: 0,
+            line_counts: (1..=n as u32 + 5).map(|l| (l, 1)).collect::<BTreeMap<_, _>>(),
+            expected_exit: 0,
+            run_ms: Some(1),
+        };
+        let seed = Seed::new(text, profile, Vec::new());
+        store.put(&seed).unwrap();
+        seed.id
+    }
+
+    #[test]
+    fn graphs_of_retired_chains_seeds_go_before_those_in_the_rotation() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SeedStore::open(dir.path()).unwrap();
+        let programs = Arc::new(Programs::new(store.clone(), usize::MAX));
+        let mut feedback =
+            AcceptanceFeedback::new(programs, AthenaParams::default(), Guidance::default(), None).unwrap();
+        let mut chains = McmcChains::default();
+        let seeds: Vec<SeedId> = (0..6).map(|n| stored(&store, n)).collect();
+        // A rotation of two: each new chain retires the oldest.
+        for (n, seed) in seeds.iter().enumerate() {
+            chains.start(seed.clone(), CorpusId(n), seed.0.clone(), Some(2));
+            feedback.seed_graph(seed, &chains).unwrap();
+        }
+        let kept: Vec<&SeedId> = feedback.seed_graphs.iter().map(|(id, _)| id).collect();
+        assert_eq!(kept, [&seeds[4], &seeds[5]]);
+        // Without a rotation every chain stays, and the most recent graphs are kept.
+        let mut chains = McmcChains::default();
+        for (n, seed) in seeds.iter().enumerate() {
+            chains.start(seed.clone(), CorpusId(n), seed.0.clone(), None);
+            feedback.seed_graph(seed, &chains).unwrap();
+        }
+        assert_eq!(feedback.seed_graphs.len(), 6);
     }
 }
