@@ -20,4 +20,6 @@ pub mod saved;
 pub mod seed;
 pub mod seed_id;
 pub mod synthesis;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod valuation;

@@ -249,33 +249,14 @@ impl Programs {
 mod tests {
     use super::*;
     use crate::edit::{apply_edits, Edit};
-    use crate::seed::SeedProfile;
+    use crate::testing::stored_counting_seed;
     use std::collections::BTreeMap;
-
-    /// A stored seed of `statements` statements in `main`.
-    fn stored(store: &SeedStore, statements: usize) -> SeedId {
-        let headers = store.put_headers("").unwrap();
-        let body: String = (0..statements).map(|i| format!("  g = g + {i};\n")).collect();
-        let text = format!("int g;\nint main(void) {{\n{body}  return 0;\n}}\n");
-        let lines = (1..=statements as u32 + 4).map(|l| (l, 1)).collect::<BTreeMap<_, _>>();
-        let profile = SeedProfile {
-            origin: "test".into(),
-            headers,
-            include_block_len: 0,
-            line_counts: lines,
-            expected_exit: 0,
-            run_ms: Some(1),
-        };
-        let seed = Seed::new(text, profile, Vec::new());
-        store.put(&seed).unwrap();
-        seed.id
-    }
 
     #[test]
     fn a_variant_materializes_to_its_own_text_however_often_asked() {
         let dir = tempfile::tempdir().unwrap();
         let store = SeedStore::open(dir.path()).unwrap();
-        let id = stored(&store, 3);
+        let id = stored_counting_seed(&store, 3);
         let programs = Programs::new(store, usize::MAX);
         let unedited = Variant::of_seed(id.clone());
         let mut edited = unedited.clone();
@@ -303,7 +284,7 @@ mod tests {
     fn a_cached_seed_holds_its_text_once() {
         let dir = tempfile::tempdir().unwrap();
         let store = SeedStore::open(dir.path()).unwrap();
-        let id = stored(&store, 50);
+        let id = stored_counting_seed(&store, 50);
         let loaded = Programs::new(store, usize::MAX).get(&id).unwrap();
         assert!(Arc::ptr_eq(&loaded.program.text, &loaded.seed.text));
         // A program parsed apart holds a text of its own, and the estimate counts it.
@@ -322,7 +303,7 @@ mod tests {
     fn the_cache_keeps_the_recently_used_seeds_within_its_budget() {
         let dir = tempfile::tempdir().unwrap();
         let store = SeedStore::open(dir.path()).unwrap();
-        let ids: Vec<SeedId> = (0..4).map(|n| stored(&store, 100 + n)).collect();
+        let ids: Vec<SeedId> = (0..4).map(|n| stored_counting_seed(&store, 100 + n)).collect();
         let one = Programs::new(store.clone(), usize::MAX)
             .get(&ids[0])
             .unwrap()

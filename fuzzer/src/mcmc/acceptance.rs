@@ -249,25 +249,9 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ccfuzz_mutators::seed::{Seed, SeedProfile, SeedStore};
+    use ccfuzz_mutators::seed::SeedStore;
+    use ccfuzz_mutators::testing::stored_counting_seed;
     use libafl::corpus::CorpusId;
-    use std::collections::BTreeMap;
-
-    fn stored(store: &SeedStore, n: usize) -> SeedId {
-        let body: String = (0..=n).map(|i| format!("  g = g + {i};\n")).collect();
-        let text = format!("int g;\nint main(void) {{\n{body}  return 0;\n}}\n");
-        let profile = SeedProfile {
-            origin: "test".into(),
-            headers: store.put_headers("").unwrap(),
-            include_block_len: 0,
-            line_counts: (1..=n as u32 + 5).map(|l| (l, 1)).collect::<BTreeMap<_, _>>(),
-            expected_exit: 0,
-            run_ms: Some(1),
-        };
-        let seed = Seed::new(text, profile, Vec::new());
-        store.put(&seed).unwrap();
-        seed.id
-    }
 
     #[test]
     fn graphs_of_retired_chains_seeds_go_before_those_in_the_rotation() {
@@ -277,7 +261,7 @@ mod tests {
         let mut feedback =
             AcceptanceFeedback::new(programs, AthenaParams::default(), Guidance::default(), None).unwrap();
         let mut chains = McmcChains::default();
-        let seeds: Vec<SeedId> = (0..6).map(|n| stored(&store, n)).collect();
+        let seeds: Vec<SeedId> = (0..6).map(|n| stored_counting_seed(&store, n + 1)).collect();
         // A rotation of two: each new chain retires the oldest.
         for (n, seed) in seeds.iter().enumerate() {
             chains.start(seed.clone(), CorpusId(n), seed.0.clone(), Some(2));
