@@ -226,6 +226,8 @@ impl Check {
              trap 'if [ -n \"$CCFUZZ_KEEP\" ]; then cp \"$t\"/*.out \"$t\"/*.err \"$t\"/*.status \"$CCFUZZ_KEEP\"/ 2>/dev/null; fi; rm -rf \"$t\"' EXIT\n\
              ct={ct}; rt={rt}\n\
              reject() {{ echo \"$1\" > \"$t/reason.err\"; exit 1; }}\n\
+             # A guard compiler killed (its timeout, a signal) decides nothing: exit 3, undecided.\n\
+             failed() {{ if [ \"$1\" -gt 128 ]; then echo \"$2 (killed by signal $(($1 - 128)))\" > \"$t/reason.err\"; exit 3; fi; reject \"$2\"; }}\n\
              run() {{ (cd \"$t\" && ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=1 timeout -s KILL $rt \"./$1\" > \"$1.out\" 2> \"$1.err\"); echo $? > \"$t/$1.status\"; }}\n",
             symptom = self.describe(),
             conf = self.configuration,
@@ -260,7 +262,7 @@ impl Check {
                 s += &self.static_guard();
                 s += &format!(
                     "# UBSan and ASan at -O0 must stay silent and print the reference output.\n\
-                     timeout -s KILL $ct {clang} -O0 -fsanitize=undefined,float-divide-by-zero,address -fno-sanitize-recover=all -w \"$f\" -o \"$t/san\" -lm 2> \"$t/san-cc.err\" || reject \"the sanitizer build fails\"\n\
+                     timeout -s KILL $ct {clang} -O0 -fsanitize=undefined,float-divide-by-zero,address -fno-sanitize-recover=all -w \"$f\" -o \"$t/san\" -lm 2> \"$t/san-cc.err\" || failed $? \"the sanitizer build fails\"\n\
                      run san\n\
                      [ \"$(cat \"$t/san.status\")\" -eq \"$rs\" ] && cmp -s \"$t/ref.out\" \"$t/san.out\" || reject \"UBSan or ASan reports an error\"\n",
                     clang = quote(&g.clang),
@@ -268,7 +270,7 @@ impl Check {
                 for (i, agree) in g.agree.iter().enumerate() {
                     s += &format!(
                         "# `{agree}` must agree with the reference.\n\
-                         timeout -s KILL $ct {line} -w \"$f\" -o \"$t/agree{i}\" -lm 2> \"$t/agree{i}-cc.err\" || reject \"{agree} rejects the program\"\n\
+                         timeout -s KILL $ct {line} -w \"$f\" -o \"$t/agree{i}\" -lm 2> \"$t/agree{i}-cc.err\" || failed $? \"{agree} rejects the program\"\n\
                          run agree{i}\n\
                          [ \"$(cat \"$t/agree{i}.status\")\" -eq \"$rs\" ] && cmp -s \"$t/ref.out\" \"$t/agree{i}.out\" || reject \"{agree} disagrees with the reference\"\n",
                         line = quoted_line(agree),
@@ -309,8 +311,8 @@ impl Check {
         let (gcc_flags, clang_flags) = (gcc_warning_flags(), clang_warning_flags());
         format!(
             "# Warnings that signal undefined behaviour or uninitialized reads are errors.\n\
-             timeout -s KILL $ct {gcc} {gcc_flags} \"$f\" -o \"$t/guard.o\" 2> \"$t/gcc-warnings.err\" || reject \"gcc: $(grep -m1 error: \"$t/gcc-warnings.err\")\"\n\
-             timeout -s KILL $ct {clang} {clang_flags} \"$f\" 2> \"$t/clang-warnings.err\" || reject \"clang: $(grep -m1 error: \"$t/clang-warnings.err\")\"\n",
+             timeout -s KILL $ct {gcc} {gcc_flags} \"$f\" -o \"$t/guard.o\" 2> \"$t/gcc-warnings.err\" || failed $? \"gcc: $(grep -m1 error: \"$t/gcc-warnings.err\")\"\n\
+             timeout -s KILL $ct {clang} {clang_flags} \"$f\" 2> \"$t/clang-warnings.err\" || failed $? \"clang: $(grep -m1 error: \"$t/clang-warnings.err\")\"\n",
             gcc = quote(compiler_of(&self.guard.reference)),
             clang = quote(&self.guard.clang),
             gcc_flags = gcc_flags.join(" "),
@@ -338,7 +340,13 @@ impl Check {
     }
 }
 
-/// Runs an interestingness script on `file`: true when the file shows the symptom.
+/// The script's exit status when a guard compiler was killed: neither clean nor rejected (a
+/// stalled machine once made a campaign's guard reject, as undefined behaviour, a seed its
+/// sanitizers had vetted).
+const UNDECIDED: i32 = 3;
+
+/// Runs an interestingness script on `file`: true when the file shows the symptom; an error
+/// when the guard could not judge it.
 pub fn run_script(script: &Path, file: &Path, options: &RunOptions) -> Result<bool> {
     // The script runs in the file's directory: relative paths would not resolve there.
     let script = script
@@ -368,6 +376,10 @@ pub fn run_script(script: &Path, file: &Path, options: &RunOptions) -> Result<bo
     match status.code() {
         Some(0) => Ok(true),
         Some(1) => Ok(false),
+        Some(UNDECIDED) => bail!(
+            "the UB guard could not judge {}: one of its compilers was killed (its timeout, or a signal); tried again next time",
+            file.display()
+        ),
         other => bail!("{} failed on {} ({other:?})", script.display(), file.display()),
     }
 }

@@ -81,6 +81,49 @@ fn the_guard_rejects_gnu_extensions() {
 }
 
 #[test]
+fn a_guard_compiler_that_is_killed_decides_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    // A clang that dies by SIGKILL, as a compile the timeout ends does.
+    let killed = dir.path().join("killed-clang");
+    fs::write(&killed, "#!/bin/sh\nkill -KILL $$\n").unwrap();
+    fs::set_permissions(&killed, fs::Permissions::from_mode(0o755)).unwrap();
+    let check = Check {
+        configuration: "gcc -O0 -DSHOW".into(),
+        symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
+        guard: Guard {
+            clang: killed.display().to_string(),
+            ..guard()
+        },
+    };
+    let script = check.write(dir.path()).unwrap();
+    let file = dir.path().join("test.c");
+    fs::write(
+        &file,
+        program_showing("int g = 5;\n", "  int x = g * 3;\n", "\"%d\\n\", x"),
+    )
+    .unwrap();
+    let keep = dir.path().join("kept");
+    let options = RunOptions {
+        keep: Some(keep.clone()),
+        ..RunOptions::default()
+    };
+    let error = run_script(&script, &file, &options).unwrap_err().to_string();
+    assert!(error.contains("could not judge"), "{error}");
+    assert_eq!(
+        fs::read_to_string(keep.join("reason.err")).unwrap(),
+        "clang:  (killed by signal 9)\n"
+    );
+    // A clang that fails with an error still rejects.
+    fs::write(&killed, "#!/bin/sh\necho 'x.c:1:1: error: no' >&2\nexit 1\n").unwrap();
+    assert!(!run_script(&script, &file, &options).unwrap());
+    assert_eq!(
+        fs::read_to_string(keep.join("reason.err")).unwrap(),
+        "clang: x.c:1:1: error: no\n"
+    );
+}
+
+#[test]
 fn the_symptom_must_show() {
     // The tested configuration prints the same as the reference: not interesting.
     let dir = tempfile::tempdir().unwrap();
