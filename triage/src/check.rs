@@ -225,14 +225,19 @@ impl Check {
              t=$(mktemp -d) || exit 2\n\
              trap 'if [ -n \"$CCFUZZ_KEEP\" ]; then cp \"$t\"/*.out \"$t\"/*.err \"$t\"/*.status \"$CCFUZZ_KEEP\"/ 2>/dev/null; fi; rm -rf \"$t\"' EXIT\n\
              ct={ct}; rt={rt}\n\
+             # Limits are CPU seconds: the background triage runs at nice 19 beside a campaign that\n\
+             # keeps every core busy, where a wall-clock limit killed half-second compiles. The\n\
+             # wall clock only stops what waits without running, at {wall_factor} times the limit.\n\
+             limited() {{ lim=$1; shift; (ulimit -t \"$lim\"; exec timeout -s KILL $((lim * {wall_factor})) \"$@\"); }}\n\
              reject() {{ echo \"$1\" > \"$t/reason.err\"; exit 1; }}\n\
              # A guard compiler killed (its timeout, a signal) decides nothing: exit 3, undecided.\n\
              failed() {{ if [ \"$1\" -gt 128 ]; then echo \"$2 (killed by signal $(($1 - 128)))\" > \"$t/reason.err\"; exit 3; fi; reject \"$2\"; }}\n\
-             run() {{ (cd \"$t\" && ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=1 timeout -s KILL $rt \"./$1\" > \"$1.out\" 2> \"$1.err\"); echo $? > \"$t/$1.status\"; }}\n",
+             run() {{ (cd \"$t\" && ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=1 limited $rt \"./$1\" > \"$1.out\" 2> \"$1.err\"); echo $? > \"$t/$1.status\"; }}\n",
             symptom = self.describe(),
             conf = self.configuration,
             ct = g.compile_timeout,
             rt = g.run_timeout,
+            wall_factor = WALL_CLOCK_FACTOR,
         );
         let tested = format!("{} $CCFUZZ_EXTRA", quoted_line(&self.configuration));
         let reference = quoted_line(&g.reference);
@@ -240,8 +245,8 @@ impl Check {
             Symptom::Mismatch(misbehaviour) => {
                 s += &format!(
                     "# The symptom first: it is the cheap part and rules out most candidates.\n\
-                     timeout -s KILL $ct {tested} -w \"$f\" -o \"$t/bad\" -lm 2> \"$t/bad-cc.err\" || exit 1\n\
-                     timeout -s KILL $ct {reference} -w \"$f\" -o \"$t/ref\" -lm 2> \"$t/ref.err\" || exit 1\n\
+                     limited $ct {tested} -w \"$f\" -o \"$t/bad\" -lm 2> \"$t/bad-cc.err\" || exit 1\n\
+                     limited $ct {reference} -w \"$f\" -o \"$t/ref\" -lm 2> \"$t/ref.err\" || exit 1\n\
                      run ref; rs=$(cat \"$t/ref.status\")\n\
                      [ \"$rs\" -lt 128 ] || exit 1\n\
                      run bad; bs=$(cat \"$t/bad.status\")\n\
@@ -262,7 +267,7 @@ impl Check {
                 s += &self.static_guard();
                 s += &format!(
                     "# UBSan and ASan at -O0 must stay silent and print the reference output.\n\
-                     timeout -s KILL $ct {clang} -O0 -fsanitize=undefined,float-divide-by-zero,address -fno-sanitize-recover=all -w \"$f\" -o \"$t/san\" -lm 2> \"$t/san-cc.err\" || failed $? \"the sanitizer build fails\"\n\
+                     limited $ct {clang} -O0 -fsanitize=undefined,float-divide-by-zero,address -fno-sanitize-recover=all -w \"$f\" -o \"$t/san\" -lm 2> \"$t/san-cc.err\" || failed $? \"the sanitizer build fails\"\n\
                      run san\n\
                      [ \"$(cat \"$t/san.status\")\" -eq \"$rs\" ] && cmp -s \"$t/ref.out\" \"$t/san.out\" || reject \"UBSan or ASan reports an error\"\n",
                     clang = quote(&g.clang),
@@ -270,7 +275,7 @@ impl Check {
                 for (i, agree) in g.agree.iter().enumerate() {
                     s += &format!(
                         "# `{agree}` must agree with the reference.\n\
-                         timeout -s KILL $ct {line} -w \"$f\" -o \"$t/agree{i}\" -lm 2> \"$t/agree{i}-cc.err\" || failed $? \"{agree} rejects the program\"\n\
+                         limited $ct {line} -w \"$f\" -o \"$t/agree{i}\" -lm 2> \"$t/agree{i}-cc.err\" || failed $? \"{agree} rejects the program\"\n\
                          run agree{i}\n\
                          [ \"$(cat \"$t/agree{i}.status\")\" -eq \"$rs\" ] && cmp -s \"$t/ref.out\" \"$t/agree{i}.out\" || reject \"{agree} disagrees with the reference\"\n",
                         line = quoted_line(agree),
@@ -279,7 +284,7 @@ impl Check {
             }
             Symptom::Crash { signal, markers } => {
                 s += &format!(
-                    "timeout -s KILL $ct {tested} -w \"$f\" -o \"$t/bad\" -lm 2> \"$t/bad.err\"\n\
+                    "limited $ct {tested} -w \"$f\" -o \"$t/bad\" -lm 2> \"$t/bad.err\"\n\
                      bs=$?; echo $bs > \"$t/bad.status\"\n"
                 );
                 match signal {
@@ -294,7 +299,7 @@ impl Check {
             }
             Symptom::Hang => {
                 s += &format!(
-                    "timeout -s KILL $ct {tested} -w \"$f\" -o \"$t/bad\" -lm 2> \"$t/bad.err\"\n\
+                    "limited $ct {tested} -w \"$f\" -o \"$t/bad\" -lm 2> \"$t/bad.err\"\n\
                      bs=$?; echo $bs > \"$t/bad.status\"\n\
                      [ \"$bs\" -eq 137 ] || exit 1\n\
                      [ -n \"$CCFUZZ_NO_GUARD\" ] && exit 0\n"
@@ -311,8 +316,8 @@ impl Check {
         let (gcc_flags, clang_flags) = (gcc_warning_flags(), clang_warning_flags());
         format!(
             "# Warnings that signal undefined behaviour or uninitialized reads are errors.\n\
-             timeout -s KILL $ct {gcc} {gcc_flags} \"$f\" -o \"$t/guard.o\" 2> \"$t/gcc-warnings.err\" || failed $? \"gcc: $(grep -m1 error: \"$t/gcc-warnings.err\")\"\n\
-             timeout -s KILL $ct {clang} {clang_flags} \"$f\" 2> \"$t/clang-warnings.err\" || failed $? \"clang: $(grep -m1 error: \"$t/clang-warnings.err\")\"\n",
+             limited $ct {gcc} {gcc_flags} \"$f\" -o \"$t/guard.o\" 2> \"$t/gcc-warnings.err\" || failed $? \"gcc: $(grep -m1 error: \"$t/gcc-warnings.err\")\"\n\
+             limited $ct {clang} {clang_flags} \"$f\" 2> \"$t/clang-warnings.err\" || failed $? \"clang: $(grep -m1 error: \"$t/clang-warnings.err\")\"\n",
             gcc = quote(compiler_of(&self.guard.reference)),
             clang = quote(&self.guard.clang),
             gcc_flags = gcc_flags.join(" "),
@@ -339,6 +344,9 @@ impl Check {
         Ok(path)
     }
 }
+
+/// How many times its CPU-time limit a command of the script may take on the wall clock.
+const WALL_CLOCK_FACTOR: u64 = 100;
 
 /// The script's exit status when a guard compiler was killed: neither clean nor rejected (a
 /// stalled machine once made a campaign's guard reject, as undefined behaviour, a seed its

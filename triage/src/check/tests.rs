@@ -124,6 +124,35 @@ fn a_guard_compiler_that_is_killed_decides_nothing() {
 }
 
 #[test]
+fn limits_are_cpu_seconds_not_the_wall_clock() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    // A compiler that waits 3 s before compiling, as a starved one does, within a limit of 1 s.
+    let slow = dir.path().join("slow-gcc");
+    fs::write(&slow, "#!/bin/sh\nsleep 3\nexec gcc \"$@\"\n").unwrap();
+    fs::set_permissions(&slow, fs::Permissions::from_mode(0o755)).unwrap();
+    let check = Check {
+        configuration: format!("{} -O0 -DSHOW", slow.display()),
+        symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
+        guard: Guard {
+            compile_timeout: 1,
+            ..guard()
+        },
+    };
+    let script = check.write(dir.path()).unwrap();
+    let file = dir.path().join("test.c");
+    fs::write(&file, program_showing("", "", "\"1\\n\"")).unwrap();
+    let symptom_only = RunOptions {
+        without_guard: true,
+        ..RunOptions::default()
+    };
+    assert!(run_script(&script, &file, &symptom_only).unwrap());
+    // A compiler that spends its second of CPU is stopped.
+    fs::write(&slow, "#!/bin/sh\nwhile :; do :; done\n").unwrap();
+    assert!(!run_script(&script, &file, &symptom_only).unwrap());
+}
+
+#[test]
 fn the_symptom_must_show() {
     // The tested configuration prints the same as the reference: not interesting.
     let dir = tempfile::tempdir().unwrap();
