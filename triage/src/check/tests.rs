@@ -80,14 +80,19 @@ fn the_guard_rejects_gnu_extensions() {
     ));
 }
 
+/// An executable shell script standing for a compiler.
+fn write_script(path: &std::path::Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 #[test]
 fn a_guard_compiler_that_is_killed_decides_nothing() {
-    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     // A clang that dies by SIGKILL, as a compile the timeout ends does.
     let killed = dir.path().join("killed-clang");
-    fs::write(&killed, "#!/bin/sh\nkill -KILL $$\n").unwrap();
-    fs::set_permissions(&killed, fs::Permissions::from_mode(0o755)).unwrap();
+    write_script(&killed, "kill -KILL $$");
     let check = Check {
         configuration: "gcc -O0 -DSHOW".into(),
         symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
@@ -115,7 +120,7 @@ fn a_guard_compiler_that_is_killed_decides_nothing() {
         "clang:  (killed by signal 9)\n"
     );
     // A clang that fails with an error still rejects.
-    fs::write(&killed, "#!/bin/sh\necho 'x.c:1:1: error: no' >&2\nexit 1\n").unwrap();
+    write_script(&killed, "echo 'x.c:1:1: error: no' >&2; exit 1");
     assert!(!run_script(&script, &file, &options).unwrap());
     assert_eq!(
         fs::read_to_string(keep.join("reason.err")).unwrap(),
@@ -125,12 +130,10 @@ fn a_guard_compiler_that_is_killed_decides_nothing() {
 
 #[test]
 fn limits_are_cpu_seconds_not_the_wall_clock() {
-    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     // A compiler that waits 3 s before compiling, as a starved one does, within a limit of 1 s.
     let slow = dir.path().join("slow-gcc");
-    fs::write(&slow, "#!/bin/sh\nsleep 3\nexec gcc \"$@\"\n").unwrap();
-    fs::set_permissions(&slow, fs::Permissions::from_mode(0o755)).unwrap();
+    write_script(&slow, "sleep 3; exec gcc \"$@\"");
     let check = Check {
         configuration: format!("{} -O0 -DSHOW", slow.display()),
         symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
@@ -148,7 +151,7 @@ fn limits_are_cpu_seconds_not_the_wall_clock() {
     };
     assert!(run_script(&script, &file, &symptom_only).unwrap());
     // A compiler that spends its second of CPU is stopped.
-    fs::write(&slow, "#!/bin/sh\nwhile :; do :; done\n").unwrap();
+    write_script(&slow, "while :; do :; done");
     assert!(!run_script(&script, &file, &symptom_only).unwrap());
 }
 
