@@ -81,10 +81,25 @@ fn a_tcc_bounds_checker_bug_found_twice_is_one_small_reproducible_bug() {
     );
 
     // A second run reads the results back instead of reducing again.
+    let started = std::time::Instant::now();
     let again = ccfuzz().arg("triage").arg(&out).output().unwrap();
+    let round = started.elapsed() + std::time::Duration::from_secs(1);
     let again_log = text(&again);
     assert!(!again_log.contains("triaging "), "{again_log}");
     assert_eq!(bugs_json(&out).as_array().unwrap().len(), 1);
+
+    // Watching, it prints the summary once while nothing changes (a campaign's triage.log):
+    // given the time of three rounds, it prints it once.
+    let mut watching = ccfuzz()
+        .args(["triage", "--watch", "1"])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(3 * round);
+    watching.kill().unwrap();
+    let watched = text(&watching.wait_with_output().unwrap());
+    assert_eq!(watched.matches("2 raw findings").count(), 1, "{watched}");
 }
 
 #[test]

@@ -123,8 +123,14 @@ pub fn run_triage(
         runs: runs.max(1),
         newest: newest_compilers(),
     };
+    // A watching triage prints its summary when it changed, not every round: the log stays small.
+    let mut last_summary = String::new();
     loop {
-        triage_once(out, &options)?;
+        let summary = triage_once(out, &options)?;
+        if summary != last_summary {
+            print!("{summary}");
+            last_summary = summary;
+        }
         match watch {
             Some(seconds) => std::thread::sleep(std::time::Duration::from_secs(seconds)),
             None => return Ok(()),
@@ -132,10 +138,14 @@ pub fn run_triage(
     }
 }
 
-fn triage_once(out: &Path, options: &Options) -> Result<()> {
+/// Triages what is new and returns the summary of all of it.
+fn triage_once(out: &Path, options: &Options) -> Result<String> {
+    use std::fmt::Write;
     let (results, bugs) = triage_campaign(out, options)?;
+    let mut summary = String::new();
     let count = |wanted: fn(&Verdict) -> bool| results.iter().filter(|r| wanted(&r.verdict)).count();
-    println!(
+    writeln!(
+        summary,
         "{} raw findings: {} reduced, {} duplicates of a reduced one, {} flaky, {} rejected by the UB guard, {} not reproduced",
         results.len(),
         count(|v| *v == Verdict::Reduced),
@@ -143,32 +153,35 @@ fn triage_once(out: &Path, options: &Options) -> Result<()> {
         count(|v| matches!(v, Verdict::Flaky { .. })),
         count(|v| *v == Verdict::RejectedByGuard),
         count(|v| *v == Verdict::NotReproduced),
-    );
+    )?;
     for rejected in results.iter().filter(|r| r.verdict == Verdict::RejectedByGuard) {
-        println!(
+        writeln!(
+            summary,
             "  {} rejected: {}",
             rejected.finding,
             rejected
                 .reason
                 .as_deref()
                 .unwrap_or("the symptom needs the reference to misbehave")
-        );
+        )?;
     }
     let mut lines: Vec<usize> = bugs.iter().filter(|b| !b.flaky).map(|b| b.lines).collect();
     lines.sort_unstable();
-    println!(
+    writeln!(
+        summary,
         "{} distinct bugs in {}; reduced test lines: {:?} ({} of {} at most 40)",
         bugs.len(),
         out.join("triage").join("bugs").display(),
         lines,
         lines.iter().filter(|&&l| l <= 40).count(),
         lines.len(),
-    );
-    print!("{}", table(&bugs));
-    println!(
+    )?;
+    summary.push_str(&table(&bugs));
+    writeln!(
+        summary,
         "triage time: {:.0} s for {} findings (per bug in the table's `triage s` column)",
         results.iter().map(|r| r.seconds).sum::<f64>().max(0.0),
         results.len()
-    );
-    Ok(())
+    )?;
+    Ok(summary)
 }
