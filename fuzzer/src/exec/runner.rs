@@ -135,20 +135,28 @@ impl Limiting {
     }
 }
 
-/// How many threads this process has (`num_threads` of its `stat`).
+/// How many threads this process has: its `/proc/PID/task` directory has a link for each, and
+/// two more. (Reading `num_threads` from `stat` had the kernel format the whole file at every
+/// start of a child.)
 fn own_threads() -> Option<u64> {
-    read_own_proc_file("stat", |stat| {
-        let (_, fields) = split_stat(stat)?;
-        fields.split_whitespace().nth(17)?.parse().ok()
+    use std::os::unix::fs::MetadataExt;
+    with_own_proc_file("task", |task| task.metadata().ok()?.nlink().checked_sub(2))
+}
+
+/// Reads this process's `/proc/PID/NAME` (a few hundred bytes at most).
+fn read_own_proc_file<T>(name: &'static str, parse: impl FnOnce(&str) -> Option<T>) -> Option<T> {
+    use std::os::unix::fs::FileExt;
+    with_own_proc_file(name, |file| {
+        let mut bytes = [0u8; 4096];
+        let read = file.read_at(&mut bytes, 0).ok()?;
+        parse(std::str::from_utf8(&bytes[..read]).ok()?)
     })
 }
 
-/// Reads this process's `/proc/PID/NAME` through a descriptor kept open: a client reads two
-/// such files at each start of a child, and opening and closing them (a path walk each) cost
-/// more than reading. Descriptors are per thread and reopened in a forked child, whose pid
-/// differs.
-fn read_own_proc_file<T>(name: &'static str, parse: impl FnOnce(&str) -> Option<T>) -> Option<T> {
-    use std::os::unix::fs::FileExt;
+/// This process's `/proc/PID/NAME`, through a descriptor kept open: a client looks at two such
+/// files at each start of a child, and opening and closing them (a path walk each) cost more
+/// than reading. Descriptors are per thread and reopened in a forked child, whose pid differs.
+fn with_own_proc_file<T>(name: &'static str, f: impl FnOnce(&File) -> Option<T>) -> Option<T> {
     thread_local! {
         static OPEN: std::cell::RefCell<Vec<(&'static str, u32, File)>> =
             const { std::cell::RefCell::new(Vec::new()) };
@@ -163,10 +171,7 @@ fn read_own_proc_file<T>(name: &'static str, parse: impl FnOnce(&str) -> Option<
                 open.len() - 1
             }
         };
-        // Both files are a few hundred bytes at most.
-        let mut bytes = [0u8; 4096];
-        let read = open[at].2.read_at(&mut bytes, 0).ok()?;
-        parse(std::str::from_utf8(&bytes[..read]).ok()?)
+        f(&open[at].2)
     })
 }
 
