@@ -10,14 +10,14 @@
 
 use crate::edit::Edit;
 use crate::saved;
-use crate::seed::{content_hash, SeedId, SeedPackage};
+use crate::seed::{SeedId, SeedPackage};
 use libafl::corpus::CorpusId;
 use libafl::inputs::Input;
 use libafl::Error;
 use libafl_bolts::fs::write_file_atomic;
 use serde::{Deserialize, Serialize};
 use std::hash::{Hash, Hasher};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 /// A chain state is saved whole at every CHECKPOINT-th generation, else as a difference.
@@ -191,7 +191,10 @@ impl Variant {
         Variant::new(seed, Vec::new())
     }
 
-    /// A stable name: the content hash of the seed id and the edits.
+    /// A stable name: the hash of the seed id and the edits (XXH3-128 of their postcard, in
+    /// hex). Not a cryptographic hash, as seed ids are: names only tell apart the states of a
+    /// campaign, and hashing a long chain's state with SHA-256 was a twentieth of a client's
+    /// CPU against tcc.
     pub fn name(&self) -> String {
         self.name.0.get_or_init(|| self.computed_name()).clone()
     }
@@ -205,7 +208,7 @@ impl Variant {
         let mut buffer = SERIALIZED.take();
         buffer.clear();
         let buffer = postcard::to_extend(&(&self.seed, &self.edits), buffer).expect("variants always serialize");
-        let name = content_hash(&buffer);
+        let name = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&buffer));
         SERIALIZED.set(buffer);
         name
     }
@@ -216,43 +219,27 @@ impl Input for Variant {
         self.name()
     }
 
-    /// Saves the variant as the difference from its parent when this process wrote the
-    /// parent's file beside it ([`saved`]) and this generation is no checkpoint; whole otherwise
-    /// (a finding, a received testcase, the first move after a resume). A file of the variant's
-    /// name already holds it (another client saved the same variant, or a chain came back to a
-    /// state): it is kept, so that every difference names a file older than itself and reads
-    /// end.
+    /// Saves the variant ([`saved::save`]: in the campaign's corpus, once it is needed on disk),
+    /// as the difference from its parent when this process wrote the parent's file beside it
+    /// and this generation is no checkpoint; whole otherwise (a finding, a received testcase,
+    /// the first move after a resume). A file of the variant's name already holds it (another
+    /// client saved the same variant, or a chain came back to a state): it is kept, so that every
+    /// difference names a file older than itself and reads end.
     fn to_file<P: AsRef<Path>>(&self, path: P) -> Result<(), Error> {
         let path = path.as_ref();
-        if path.file_name().is_some_and(|name| *name == *self.name()) && path.is_file() {
-            saved::pin(path);
+        if path.file_name().is_some_and(|name| *name == *self.name()) && saved::hold(path) {
             return Ok(());
         }
-        if let Some(parent) = &self.lineage.parent {
-            let checkpoint = self.lineage.generation.is_multiple_of(CHECKPOINT);
-            let beside = path.with_file_name(&parent.name);
-            if !checkpoint
-                && self.carried_seed.is_none()
-                && beside != path
-                && saved::written_here(&beside)
-                && beside.is_file()
-            {
-                let delta = Delta::between(&self.seed, parent, &self.edits, self.lineage.generation);
-                let mut bytes = DELTA_MAGIC.to_vec();
-                bytes.extend(postcard::to_allocvec(&delta)?);
-                write_file_atomic(path, &bytes)?;
-                saved::wrote(path, Some(&beside));
-                return Ok(());
-            }
-        }
-        write_file_atomic(path, &postcard::to_allocvec(self)?)?;
-        saved::wrote(path, None);
+        saved::save(path, Box::new(self.clone()))?;
         Ok(())
     }
 
     /// Reads a saved variant, following the differences back to a whole one.
     fn from_file<P: AsRef<Path>>(path: P) -> Result<Self, Error> {
         let path = path.as_ref();
+        if let Some(waiting) = saved::unwritten::<Variant>(path) {
+            return Ok(waiting);
+        }
         // Differences are read back to the nearest whole save, children first.
         let mut deltas = Vec::new();
         let mut next = path.to_path_buf();
@@ -276,6 +263,28 @@ impl Input for Variant {
             .into_iter()
             .rev()
             .fold(whole, |parent, delta| delta.apply(Arc::unwrap_or_clone(parent.edits))))
+    }
+}
+
+impl saved::Unwritten for Variant {
+    fn difference_base(&self, path: &Path) -> Option<PathBuf> {
+        let parent = self.lineage.parent.as_ref()?;
+        let base = path.with_file_name(&parent.name);
+        let checkpoint = self.lineage.generation.is_multiple_of(CHECKPOINT);
+        (!checkpoint && self.carried_seed.is_none() && base != path).then_some(base)
+    }
+
+    fn write_to(&self, path: &Path, base: Option<&Path>) -> std::io::Result<()> {
+        let bytes = match (base, &self.lineage.parent) {
+            (Some(_), Some(parent)) => {
+                let delta = Delta::between(&self.seed, parent, &self.edits, self.lineage.generation);
+                let mut bytes = DELTA_MAGIC.to_vec();
+                bytes.extend(postcard::to_allocvec(&delta).map_err(std::io::Error::other)?);
+                bytes
+            }
+            _ => postcard::to_allocvec(self).map_err(std::io::Error::other)?,
+        };
+        write_file_atomic(path, &bytes).map_err(std::io::Error::other)
     }
 }
 
@@ -327,14 +336,18 @@ mod tests {
     }
 
     #[test]
-    fn names_are_the_content_hash_of_the_serialized_seed_and_edits() {
-        // Stored corpus entries are named so: a change would orphan them.
+    fn names_are_the_xxh3_of_the_serialized_seed_and_edits() {
+        // Stored corpus entries are named so: a change leaves the chains of a resumed campaign
+        // to find their states by file name.
         let seed = SeedId::of_text("int main(void) { return 0; }");
         let long: Vec<Edit> = (0..5000).map(|i| Edit::Delete { stmt: i }).collect();
         for edits in [long, vec![Edit::Delete { stmt: 1 }], Vec::new()] {
-            let expected = content_hash(&postcard::to_allocvec(&(&seed, &edits)).unwrap());
+            let serialized = postcard::to_allocvec(&(&seed, &edits)).unwrap();
+            let expected = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&serialized));
             assert_eq!(Variant::new(seed.clone(), edits).name(), expected);
         }
+        // Pinned: the name of the unedited seed.
+        assert_eq!(Variant::of_seed(seed).name(), "db7e9cdb136ae9701fc622722c6967d2");
     }
 
     #[test]
@@ -428,6 +441,28 @@ mod tests {
         again.to_file(&path).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), first);
         assert_eq!(Variant::from_file(&path).unwrap().edits, states[3].edits);
+    }
+
+    #[test]
+    fn a_deferred_chain_is_read_from_memory_and_written_as_differences_when_needed() {
+        let dir = tempfile::tempdir().unwrap();
+        saved::defer_writes_in(dir.path());
+        let states = saved_chain(dir.path(), 4);
+        let paths: Vec<PathBuf> = states.iter().map(|s| dir.path().join(s.name())).collect();
+        assert!(paths.iter().all(|p| !p.exists()));
+        for (state, path) in states.iter().zip(&paths) {
+            assert_eq!(Variant::from_file(path).unwrap().edits, state.edits);
+        }
+        // Needed on disk in order (the chains file named each in turn): each but the first is
+        // the difference from the one before, and reads back whole from disk alone.
+        for path in &paths {
+            saved::pin_on_disk(path).unwrap();
+        }
+        assert!(!std::fs::read(&paths[0]).unwrap().starts_with(DELTA_MAGIC));
+        for (state, path) in states.iter().zip(&paths).skip(1) {
+            assert!(std::fs::read(path).unwrap().starts_with(DELTA_MAGIC));
+            assert_eq!(Variant::from_file(path).unwrap().edits, state.edits);
+        }
     }
 
     #[test]

@@ -1,48 +1,83 @@
-//! Which corpus files this process wrote, so that the chain states nobody needs leave the disk.
+//! Which corpus files this process wrote, so that the chain states nobody needs leave the disk,
+//! and, in the campaign's corpus, never reach it.
 //!
 //! A chain accepts most of its proposals, so a client against a fast compiler saves tens of
 //! states a second, each a file (a few hundred bytes, a 4-KB block and an inode): left alone,
 //! over a gigabyte and a quarter of a million files an hour per core. A state the chain has left
 //! is needed by nothing but the states saved as differences from it and, until the next save of
 //! the chains file, a resume: a state the campaign lets go ([`left`]) is deleted once nothing
-//! holds it ([`pin`]) and no kept file reads through it.
+//! holds it ([`hold`], [`pin_on_disk`]) and no kept file reads through it.
+//!
+//! In a directory whose writes are deferred ([`defer_writes_in`]: the campaign's corpus) a saved
+//! state stays in memory until something outside this process may read it: the chains file
+//! names it ([`pin_on_disk`]), it is kept ([`left`]), or the client ends ([`write_out_all`]).
+//! Most states are let go within a move of being saved, and then never cost a file.
 //!
 //! Only files written by this process in this run are ever deleted: another client may stand on
 //! a file of the same name it did not write (variants are named by their content), and files of
 //! an earlier run may be what a resumed chain stands on. For the same reason a difference only
-//! ever names a parent written here ([`written_here`]); any other state is saved whole.
+//! ever names a parent written here; any other state is saved whole.
 
-use std::collections::HashMap;
+use std::any::Any;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// A file this process wrote and has not deleted.
-#[derive(Debug)]
+/// A file's content, to be written when it is needed on disk.
+pub trait Unwritten: Any + Send {
+    /// The file this content may be written as a difference from, if that file is on disk.
+    fn difference_base(&self, path: &Path) -> Option<PathBuf>;
+
+    /// Writes the content at `path`, as the difference from `base` when given (a file written
+    /// here and on disk), else whole.
+    fn write_to(&self, path: &Path, base: Option<&Path>) -> std::io::Result<()>;
+}
+
+/// A file this process saved and has not let go.
 struct Written {
-    /// The file it was saved as a difference from.
+    /// The file it was written as a difference from.
     parent: Option<PathBuf>,
-    /// Files saved as differences from this one, still on disk.
+    /// Files written as differences from this one, still on disk.
     children: u32,
-    /// Corpus entries holding it (it was just written, or a chain came back to it), and the
-    /// saved chains naming it ([`pin`]).
+    /// Corpus entries holding it (it was just written, or a chain came back to a state), and the
+    /// saved chains naming it ([`pin_on_disk`]).
     holders: u32,
     /// Once let go, it may be deleted; a kept file's ancestors are kept with it.
     removable: bool,
     kept: bool,
+    /// Its content while it is not on disk yet (a deferred write).
+    unwritten: Option<Box<dyn Unwritten>>,
 }
 
 static WRITTEN: Mutex<Option<HashMap<PathBuf, Written>>> = Mutex::new(None);
+
+/// The directories whose writes wait until the file is needed.
+static DEFERRED: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
 
 fn with_written<T>(f: impl FnOnce(&mut HashMap<PathBuf, Written>) -> T) -> T {
     let mut written = WRITTEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     f(written.get_or_insert_with(HashMap::new))
 }
 
-/// Notes that `path` was just written, as a difference from `parent` (written here) or whole; a
-/// corpus entry holds it.
-pub fn wrote(path: &Path, parent: Option<&Path>) {
+/// From now on, files saved in `dir` are written only when needed on disk. Only this process
+/// may read them meanwhile, through [`unwritten`].
+pub fn defer_writes_in(dir: &Path) {
+    let mut deferred = DEFERRED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    deferred.get_or_insert_with(HashSet::new).insert(dir.to_path_buf());
+}
+
+fn is_deferred(path: &Path) -> bool {
+    let deferred = DEFERRED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    path.parent()
+        .is_some_and(|dir| deferred.as_ref().is_some_and(|dirs| dirs.contains(dir)))
+}
+
+/// Saves `content` as `path`: at once, or when it is needed on disk if its directory's writes
+/// are deferred. A corpus entry holds it.
+pub fn save(path: &Path, content: Box<dyn Unwritten>) -> std::io::Result<()> {
+    let deferred = is_deferred(path);
     with_written(|written| {
-        // Written again (its file was deleted by someone else): the files that read through it
+        // Saved again (its file was deleted by someone else): the files that read through it
         // still do, and it no longer reads through its old parent.
         let mut children = 0;
         if let Some(previous) = written.remove(path) {
@@ -51,40 +86,115 @@ pub fn wrote(path: &Path, parent: Option<&Path>) {
                 old_parent.children -= 1;
             }
         }
-        let parent = parent.filter(|p| written.contains_key(*p)).map(Path::to_path_buf);
-        if let Some(p) = &parent {
-            written.get_mut(p).expect("checked above").children += 1;
-        }
         written.insert(
             path.to_path_buf(),
             Written {
-                parent,
+                parent: None,
                 children,
                 holders: 1,
                 removable: false,
                 kept: false,
+                unwritten: Some(content),
             },
         );
-    });
-}
-
-/// Whether this process wrote `path` and it is still there: a difference may name it.
-pub fn written_here(path: &Path) -> bool {
-    with_written(|written| written.contains_key(path))
-}
-
-/// Something holds `path` again: a corpus entry (a chain came back to a state whose file is
-/// still there), or the chains file, which names the states a resumed campaign goes on from.
-pub fn pin(path: &Path) {
-    with_written(|written| {
-        if let Some(file) = written.get_mut(path) {
-            file.holders += 1;
+        // Files on disk read through it: it cannot wait.
+        if deferred && children == 0 {
+            Ok(())
+        } else {
+            write_out(written, path)
         }
-    });
+    })
+}
+
+/// Writes `path` out if it waits in memory: as a difference from its base when this process
+/// wrote the base and it is on disk, else whole. A file of its name that someone else wrote
+/// meanwhile (the same content) is left as it is, and is not this process's to delete.
+fn write_out(written: &mut HashMap<PathBuf, Written>, path: &Path) -> std::io::Result<()> {
+    let Some(content) = written.get_mut(path).and_then(|file| file.unwritten.take()) else {
+        return Ok(());
+    };
+    if path.is_file() {
+        written.remove(path);
+        return Ok(());
+    }
+    let base = content
+        .difference_base(path)
+        .filter(|base| written.get(base).is_some_and(|file| file.unwritten.is_none()) && base.is_file());
+    content.write_to(path, base.as_deref())?;
+    if let Some(base) = base {
+        written.get_mut(&base).expect("checked above").children += 1;
+        written.get_mut(path).expect("noted by the caller").parent = Some(base);
+    }
+    Ok(())
+}
+
+/// The content of `path` if it waits in memory, as saved.
+pub fn unwritten<T: Unwritten + Clone>(path: &Path) -> Option<T> {
+    with_written(|written| {
+        let content: &dyn Any = written.get(path)?.unwritten.as_deref()?;
+        content.downcast_ref::<T>().cloned()
+    })
+}
+
+/// Whether a file of this name is saved (in memory or on disk). One saved by this process is
+/// held by one more corpus entry (a chain came back to a state it still has).
+pub fn hold(path: &Path) -> bool {
+    with_written(|written| match written.get_mut(path) {
+        Some(file) if file.unwritten.is_some() || path.is_file() => {
+            file.holders += 1;
+            true
+        }
+        Some(_) => false,
+        None => path.is_file(),
+    })
+}
+
+/// The chains file is about to name `path`, which a resumed campaign goes on from: it is written
+/// out, and stays until a later save no longer names it ([`unpin`]).
+pub fn pin_on_disk(path: &Path) -> std::io::Result<()> {
+    with_written(|written| {
+        let Some(file) = written.get_mut(path) else {
+            return Ok(());
+        };
+        file.holders += 1;
+        write_out(written, path)
+    })
+}
+
+/// Writes out every file still waiting in memory: the client ends, and a later run or a study
+/// may read what its corpus held.
+pub fn write_out_all() -> std::io::Result<()> {
+    with_written(|written| {
+        let waiting: Vec<PathBuf> = written
+            .iter()
+            .filter(|(_, file)| file.unwritten.is_some())
+            .map(|(path, _)| path.clone())
+            .collect();
+        for path in waiting {
+            // Its waiting bases first, so that it can be written as a difference.
+            let mut line = vec![path];
+            while let Some(base) = waiting_base(written, line.last().expect("never empty")) {
+                if line.contains(&base) {
+                    break;
+                }
+                line.push(base);
+            }
+            for path in line.iter().rev() {
+                write_out(written, path)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The base of `path` when both wait in memory.
+fn waiting_base(written: &HashMap<PathBuf, Written>, path: &Path) -> Option<PathBuf> {
+    let base = written.get(path)?.unwritten.as_ref()?.difference_base(path)?;
+    written.get(&base)?.unwritten.is_some().then_some(base)
 }
 
 /// The chains file no longer names `path`; it goes if nothing else holds it and it was let go
-/// as removable ([`left`]). Returns how many files were deleted.
+/// as removable ([`left`]). Returns how many states went.
 pub fn unpin(path: &Path) -> std::io::Result<usize> {
     with_written(|written| {
         let Some(file) = written.get_mut(path) else {
@@ -96,9 +206,9 @@ pub fn unpin(path: &Path) -> std::io::Result<usize> {
 }
 
 /// A corpus entry holding `path` is gone. A `removable` file (a chain state that added nothing
-/// else to the corpus) is deleted once nothing holds it and no file written here reads through
-/// it; any other file stays, and so do the files it reads through. Returns how many files were
-/// deleted.
+/// else to the corpus) goes once nothing holds it and no file written here reads through it,
+/// from the disk or before ever reaching it; any other file is written out and stays, and so do
+/// the files it reads through. Returns how many states went.
 pub fn left(path: &Path, removable: bool) -> std::io::Result<usize> {
     with_written(|written| {
         let Some(file) = written.get_mut(path) else {
@@ -106,6 +216,9 @@ pub fn left(path: &Path, removable: bool) -> std::io::Result<usize> {
         };
         file.holders = file.holders.saturating_sub(1);
         file.removable = removable && !file.kept;
+        if !file.removable {
+            write_out(written, path)?;
+        }
         settle(written, path.to_path_buf())
     })
 }
@@ -120,9 +233,18 @@ fn settle(written: &mut HashMap<PathBuf, Written>, mut path: PathBuf) -> std::io
         if file.holders > 0 || file.children > 0 {
             return Ok(deleted);
         }
-        let file = written.remove(&path).expect("looked up above");
+        if !file.removable {
+            // It stays: it must be on disk before it is forgotten.
+            write_out(written, &path)?;
+        }
+        let Some(file) = written.remove(&path) else {
+            // Someone else wrote it meanwhile: it is theirs.
+            return Ok(deleted);
+        };
         if file.removable {
-            remove_if_there(&path)?;
+            if file.unwritten.is_none() {
+                remove_if_there(&path)?;
+            }
             remove_if_there(&metadata_path(&path))?;
             deleted += 1;
         }
@@ -162,19 +284,46 @@ fn remove_if_there(path: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    /// Files `names` written in `dir`, each a difference from the one before it.
+    /// A test file's content: it says how it was written.
+    #[derive(Clone)]
+    struct Text {
+        base: Option<PathBuf>,
+    }
+
+    impl Unwritten for Text {
+        fn difference_base(&self, _path: &Path) -> Option<PathBuf> {
+            self.base.clone()
+        }
+
+        fn write_to(&self, path: &Path, base: Option<&Path>) -> std::io::Result<()> {
+            let text = match base {
+                Some(base) => format!("difference from {}", base.file_name().unwrap().to_string_lossy()),
+                None => "whole".to_string(),
+            };
+            std::fs::write(path, text)
+        }
+    }
+
+    /// Files `names` saved in `dir`, each proposed from the one before it.
     fn chain(dir: &Path, names: &[&str]) -> Vec<PathBuf> {
-        let mut parent: Option<PathBuf> = None;
+        let mut base: Option<PathBuf> = None;
         names
             .iter()
             .map(|name| {
                 let path = dir.join(name);
-                std::fs::write(&path, name).unwrap();
-                wrote(&path, parent.as_deref());
-                parent = Some(path.clone());
+                save(&path, Box::new(Text { base: base.clone() })).unwrap();
+                base = Some(path.clone());
                 path
             })
             .collect()
+    }
+
+    fn written_here(path: &Path) -> bool {
+        with_written(|written| written.contains_key(path))
+    }
+
+    fn read(path: &Path) -> String {
+        std::fs::read_to_string(path).unwrap()
     }
 
     #[test]
@@ -219,7 +368,7 @@ mod tests {
         let files = chain(dir.path(), &["g", "h"]);
         left(&files[0], true).unwrap();
         // The chain moves from h back to g, whose file is still there.
-        pin(&files[0]);
+        assert!(hold(&files[0]));
         assert_eq!(left(&files[1], true).unwrap(), 1);
         assert!(files[0].exists() && !files[1].exists());
         assert_eq!(left(&files[0], true).unwrap(), 1);
@@ -231,9 +380,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let files = chain(dir.path(), &["i", "j"]);
         // Saved as the chain's state, then left before the next save.
-        pin(&files[0]);
+        pin_on_disk(&files[0]).unwrap();
         assert_eq!(left(&files[0], true).unwrap(), 0);
-        pin(&files[1]);
+        pin_on_disk(&files[1]).unwrap();
         assert_eq!(unpin(&files[0]).unwrap(), 0, "j reads through i");
         assert_eq!(left(&files[1], true).unwrap(), 0, "the chains file names j");
         assert_eq!(unpin(&files[1]).unwrap(), 2);
@@ -248,11 +397,68 @@ mod tests {
         assert!(!written_here(&foreign));
         assert_eq!(left(&foreign, true).unwrap(), 0);
         assert!(foreign.exists());
-        // A file written from a parent not written here reads through nothing noted.
+        // A state proposed from a file not written here is written whole.
         let child = dir.path().join("child");
-        std::fs::write(&child, "y").unwrap();
-        wrote(&child, Some(&foreign));
+        save(
+            &child,
+            Box::new(Text {
+                base: Some(foreign.clone()),
+            }),
+        )
+        .unwrap();
+        assert_eq!(read(&child), "whole");
+        assert!(!hold(&dir.path().join("never-saved")));
+        assert!(hold(&foreign), "a file on disk is there to stand on");
         assert_eq!(left(&child, true).unwrap(), 1);
         assert!(foreign.exists() && !child.exists());
+    }
+
+    #[test]
+    fn in_a_deferred_directory_only_what_is_needed_reaches_the_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        defer_writes_in(dir.path());
+        let files = chain(dir.path(), &["a", "b", "c", "d", "e"]);
+        assert!(files.iter().all(|f| !f.exists()));
+        // This process reads a waiting file from memory.
+        assert_eq!(unwritten::<Text>(&files[1]).unwrap().base, Some(files[0].clone()));
+        assert!(hold(&files[0]), "a waiting state is there to come back to");
+        // a is let go twice (a chain came back to it): it goes without ever being written.
+        std::fs::write(metadata_path(&files[0]), "{}").unwrap();
+        assert_eq!(left(&files[0], true).unwrap(), 0);
+        assert_eq!(left(&files[0], true).unwrap(), 1);
+        assert!(!files[0].exists() && !metadata_path(&files[0]).exists());
+        // The chains file names b: written whole, as a is not on disk.
+        pin_on_disk(&files[1]).unwrap();
+        assert_eq!(read(&files[1]), "whole");
+        assert!(unwritten::<Text>(&files[1]).is_none());
+        // c added coverage: kept, as a difference from b, which stays with it.
+        assert_eq!(left(&files[1], true).unwrap(), 0);
+        assert_eq!(left(&files[2], false).unwrap(), 0);
+        assert_eq!(read(&files[2]), "difference from b");
+        assert_eq!(unpin(&files[1]).unwrap(), 0, "c reads through b");
+        assert!(files[1].exists());
+        // The client ends: what it still holds is written out, bases first. c is on disk for
+        // good and no longer followed: d is written whole.
+        write_out_all().unwrap();
+        assert_eq!(read(&files[3]), "whole");
+        assert_eq!(read(&files[4]), "difference from d");
+    }
+
+    #[test]
+    fn a_deferred_file_someone_else_wrote_meanwhile_is_theirs() {
+        let dir = tempfile::tempdir().unwrap();
+        defer_writes_in(dir.path());
+        let files = chain(dir.path(), &["x", "y"]);
+        // Another client saved the same state (the same name, so the same content) first.
+        std::fs::write(&files[0], "another client's").unwrap();
+        pin_on_disk(&files[0]).unwrap();
+        assert_eq!(read(&files[0]), "another client's");
+        assert!(!written_here(&files[0]));
+        assert_eq!(unpin(&files[0]).unwrap(), 0);
+        assert_eq!(left(&files[0], true).unwrap(), 0);
+        assert!(files[0].exists());
+        // Its child is not written as a difference from a file it does not own.
+        pin_on_disk(&files[1]).unwrap();
+        assert_eq!(read(&files[1]), "whole");
     }
 }

@@ -12,7 +12,9 @@ use crate::exec::repeats::{RepeatedTextFilter, REMEMBERED_TEXTS};
 use crate::judge::new_seed::{NewSeedFeedback, SeedsInCorpus};
 use crate::judge::objective::FindingsObjective;
 use crate::judge::validity::ValidVariant;
-use crate::mcmc::{restore_chains, AcceptanceFeedback, ChainMutator, ChainsFile, McmcChains, McmcScheduler};
+use crate::mcmc::{
+    restore_chains, AcceptanceFeedback, ChainMutator, ChainsFile, DecisionLog, McmcChains, McmcScheduler,
+};
 use crate::ops::heap::return_freed_memory;
 use crate::ops::shutdown;
 use crate::seeds::generator::{ProgramSource, SeedGenerator};
@@ -20,6 +22,7 @@ use crate::seeds::{SeedMaker, SeedTiming};
 use anyhow::Result;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
+use ccfuzz_mutators::saved;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use ccfuzz_observers::novelty::NoveltyFeedback;
 use libafl::corpus::ondisk::OnDiskMetadataFormat;
@@ -136,7 +139,10 @@ where
         programs.clone(),
         options.mcmc.athena,
         options.mcmc.guidance,
-        Some(&options.out.join("mcmc").join(format!("client-{}.csv", desc.id()))),
+        Some(DecisionLog::open(
+            &options.out.join("mcmc").join(format!("client-{}.csv", desc.id())),
+            options.mcmc.decision_log_bytes,
+        )?),
     )?;
     // An invalid variant is nothing. Otherwise new seeds, new compiler coverage, new
     // optimization counters and accepted MCMC proposals keep a variant. Novelty is measured
@@ -158,6 +164,8 @@ where
         options.out.join("findings"),
     );
     let fresh = state.is_none();
+    // Most chain states are let go within a move: they reach the disk only when needed there.
+    saved::defer_writes_in(&options.out.join("corpus"));
     let random_seed = options.random_seed.unwrap_or_else(current_nanos) ^ desc.id() as u64;
     let mut state = match state {
         Some(state) => state,
@@ -339,6 +347,9 @@ where
                 seeds.maker.timing.describe()
             );
             reports.write(&state, &executor.totals, &seeds.maker.timing, seed_cpu, &programs);
+            if let Err(e) = saved::write_out_all() {
+                log::warn!("client {}: cannot write the corpus out: {e}", desc.id());
+            }
             save_chains(&mut state, &mut chains_file);
             if let Ok(chains) = state.metadata::<McmcChains>() {
                 let by_length: Vec<String> = chains

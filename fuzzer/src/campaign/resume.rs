@@ -48,7 +48,8 @@ pub fn reload_corpus(state: &mut CampaignState, dir: &Path) -> Result<usize, Err
                 .0
                 .insert(variant.seed.clone());
         }
-        state.corpus_mut().add(Testcase::new(variant))?;
+        // Under its file's name, which the chains file knows it by (see `restore_chains`).
+        state.corpus_mut().add(Testcase::with_filename(variant, name))?;
         loaded += 1;
     }
     Ok(loaded)

@@ -182,6 +182,10 @@ pub struct McmcArgs {
     /// Energy per optimization counter a proposal sets first.
     #[arg(long, default_value_t = 0.005)]
     counter_weight: f64,
+    /// Megabytes of a client's decision log (`OUT/mcmc/client-N.csv`, a line per proposal)
+    /// before it is set aside as `client-N.older.csv`, replacing the one before.
+    #[arg(long, default_value_t = McmcOptions::default().decision_log_bytes >> 20)]
+    decision_log_mb: u64,
 }
 
 impl McmcArgs {
@@ -202,6 +206,7 @@ impl McmcArgs {
             proposals_per_turn: self.proposals_per_turn,
             active_chains: self.active_chains.max(1),
             families: self.mutators,
+            decision_log_bytes: self.decision_log_mb << 20,
         }
     }
 }

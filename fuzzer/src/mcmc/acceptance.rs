@@ -3,7 +3,7 @@
 //! first) + w_o·(optimization counters it set first); zero weights are Athena as published.
 //! Every decision is appended to `OUT/mcmc/client-N.csv`.
 
-use crate::mcmc::{Guidance, McmcChains, PendingProposal};
+use crate::mcmc::{DecisionLog, Guidance, McmcChains, PendingProposal};
 use ccfuzz_mutators::athena::AthenaParams;
 use ccfuzz_mutators::cfg::SeedGraph;
 use ccfuzz_mutators::input::Variant;
@@ -20,11 +20,8 @@ use libafl_bolts::{impl_serdeany, Named};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::VecDeque;
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The last acceptance, so that the scheduler moves the chain when the entry is added.
 #[derive(Debug, Serialize, Deserialize)]
@@ -53,10 +50,7 @@ pub struct AcceptanceFeedback {
     guidance: Guidance,
     /// Least recently used first.
     seed_graphs: VecDeque<(SeedId, Arc<SeedGraph>)>,
-    log: Option<BufWriter<File>>,
-    /// The log is flushed once a second: with fast compilers a flush per proposal was 2% of
-    /// the client's CPU.
-    log_flushed: Instant,
+    log: Option<DecisionLog>,
     started: Instant,
 }
 
@@ -71,32 +65,14 @@ impl AcceptanceFeedback {
         programs: Arc<Programs>,
         params: AthenaParams,
         guidance: Guidance,
-        log_path: Option<&Path>,
+        log: Option<DecisionLog>,
     ) -> Result<Self, Error> {
-        let log = match log_path {
-            Some(path) => {
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir)?;
-                }
-                let fresh = !path.exists();
-                let mut writer = BufWriter::new(File::options().create(true).append(true).open(path)?);
-                if fresh {
-                    writeln!(
-                        writer,
-                        "seconds,seed,variant,family,accepted,chain_proposals,chain_length,distance,proposed_distance,new_coverage,new_counters,log_q_ratio"
-                    )?;
-                }
-                Some(writer)
-            }
-            None => None,
-        };
         Ok(AcceptanceFeedback {
             programs,
             params,
             guidance,
             seed_graphs: VecDeque::new(),
             log,
-            log_flushed: Instant::now(),
             started: Instant::now(),
         })
     }
@@ -195,8 +171,7 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
         };
         chains.by_length.record(length, distance_now);
         if let Some(log) = &mut self.log {
-            writeln!(
-                log,
+            log.record(format_args!(
                 "{:.1},{},{},{:?},{},{},{},{:.6},{:.6},{},{},{:.4}",
                 self.started.elapsed().as_secs_f64(),
                 input.seed,
@@ -210,11 +185,7 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
                 novelty.new_coverage,
                 novelty.new_counters,
                 pending.log_q_ratio
-            )?;
-            if self.log_flushed.elapsed() >= Duration::from_secs(1) {
-                self.log_flushed = Instant::now();
-                log.flush()?;
-            }
+            ))?;
         }
         if !accepted {
             return Ok(false);

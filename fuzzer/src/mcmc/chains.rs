@@ -228,16 +228,17 @@ impl ChainsFile {
 
     /// Saves where each chain stands. Returns how many corpus files the save let go.
     pub fn save(&mut self, chains: &McmcChains) -> std::io::Result<usize> {
-        save_chains(chains, &self.path)?;
         let named: HashSet<PathBuf> = chains
             .chains
             .values()
             .filter(|chain| !chain.retired)
             .map(|chain| self.corpus.join(&chain.current_name))
             .collect();
+        // What the file names is on disk before it does.
         for file in named.difference(&self.named) {
-            saved::pin(file);
+            saved::pin_on_disk(file)?;
         }
+        save_chains(chains, &self.path)?;
         let mut deleted = 0;
         for file in self.named.difference(&named) {
             deleted += saved::unpin(file)?;
@@ -281,9 +282,13 @@ where
     };
     let saved: BTreeMap<SeedId, SavedChain> =
         serde_json::from_slice(&bytes).map_err(|e| Error::serialize(format!("{}: {e}", path.display())))?;
+    // By the file's name, which is the state's name when it was saved: names were SHA-256
+    // digests before they were XXH3 ones, and a chain saved then goes on from its state.
     let mut by_name = HashMap::new();
     for id in state.corpus().ids().collect::<Vec<_>>() {
-        by_name.insert(state.corpus().cloned_input_for_id(id)?.name(), id);
+        let name = state.corpus().cloned_input_for_id(id)?.name();
+        let file = state.corpus().get(id)?.borrow().filename().clone();
+        by_name.insert(file.unwrap_or_else(|| name.clone()), (id, name));
     }
     let chains = state.metadata_or_insert_with(McmcChains::default);
     let mut restored = 0;
@@ -292,13 +297,13 @@ where
             continue;
         };
         match by_name.get(&saved.variant) {
-            Some(&id) => {
+            Some((id, name)) => {
                 *chain = Chain {
                     proposals: saved.proposals,
                     accepted: saved.accepted,
                     energy: saved.energy,
                     distance: saved.distance,
-                    ..Chain::new(id, saved.variant)
+                    ..Chain::new(*id, name.clone())
                 };
                 restored += 1;
             }
@@ -413,6 +418,35 @@ mod tests {
         // A chain in the rotation whose state is gone starts again from its seed.
         assert_eq!(chains.order, [seed(1)]);
         assert_eq!(chains.chains[&seed(1)].accepted, 0);
+    }
+
+    #[test]
+    fn a_chain_goes_on_from_a_state_saved_under_an_older_name() {
+        use libafl::corpus::Testcase;
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = crate::mcmc::test_state(dir.path());
+        let unedited = Variant::of_seed(seed(0));
+        let seed_entry = state.corpus_mut().add(Testcase::new(unedited.clone())).unwrap();
+        let mut chains = McmcChains::default();
+        chains.start(seed(0), seed_entry, unedited.name(), None);
+        state.add_metadata(chains);
+        // A state saved when names were SHA-256 digests, read back by a resume.
+        let moved = Variant::new(seed(0), vec![ccfuzz_mutators::edit::Edit::Delete { stmt: 1 }]);
+        let old_name = "5f1c0a0d58e2b5b7a1a4e0f3b0c3d2e1".to_string();
+        let id = state
+            .corpus_mut()
+            .add(Testcase::with_filename(moved.clone(), old_name.clone()))
+            .unwrap();
+        let saved = serde_json::json!({
+            "seed0": {"variant": old_name, "energy": 1.0, "distance": 0.25, "proposals": 40, "accepted": 30, "retired": false},
+        });
+        let path = dir.path().join("chains.json");
+        std::fs::write(&path, saved.to_string()).unwrap();
+        assert_eq!(restore_chains(&mut state, &path, None).unwrap(), 1);
+        let chain = &state.metadata::<McmcChains>().unwrap().chains[&seed(0)];
+        // It stands on the state, which it knows by the state's name from now on.
+        assert_eq!((chain.current, chain.accepted), (id, 30));
+        assert_eq!(chain.current_name, moved.name());
     }
 
     #[test]

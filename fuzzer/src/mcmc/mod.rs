@@ -12,16 +12,18 @@
 //!   number of proposals.
 //!
 //! Chains and their statistics are state metadata ([`McmcChains`]); every decision is appended
-//! to `OUT/mcmc/client-N.csv`.
+//! to `OUT/mcmc/client-N.csv` ([`DecisionLog`], bounded).
 
 pub(crate) mod acceptance;
 mod chains;
+mod decision_log;
 mod mutator;
 mod options;
 mod scheduler;
 
 pub use acceptance::AcceptanceFeedback;
 pub use chains::{restore_chains, Chain, ChainsFile, DistanceByLength, McmcChains};
+pub use decision_log::DecisionLog;
 pub use mutator::{ChainMutator, PendingProposal};
 pub use options::{Family, Guidance, McmcOptions};
 pub use scheduler::McmcScheduler;

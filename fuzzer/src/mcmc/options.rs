@@ -33,6 +33,8 @@ pub struct McmcOptions {
     pub active_chains: usize,
     /// Families drawn uniformly for each proposal.
     pub families: Vec<Family>,
+    /// Bytes of the decision log before it is set aside (a client keeps at most twice this).
+    pub decision_log_bytes: u64,
 }
 
 impl Default for McmcOptions {
@@ -43,6 +45,7 @@ impl Default for McmcOptions {
             proposals_per_turn: 50,
             active_chains: 4,
             families: vec![Family::Athena, Family::Hermes],
+            decision_log_bytes: 64 << 20,
         }
     }
 }
