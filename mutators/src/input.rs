@@ -266,6 +266,18 @@ impl Input for Variant {
     }
 }
 
+/// The seed of a saved variant, and whether the variant is the seed unedited, from the first
+/// bytes of its file (the seed id comes first in both forms; a difference always has edits).
+pub fn saved_seed(head: &[u8]) -> Option<(SeedId, bool)> {
+    if let Some(delta) = head.strip_prefix(DELTA_MAGIC) {
+        let (seed, _) = postcard::take_from_bytes::<SeedId>(delta).ok()?;
+        return Some((seed, false));
+    }
+    let (seed, rest) = postcard::take_from_bytes::<SeedId>(head).ok()?;
+    let (edits, _) = postcard::take_from_bytes::<usize>(rest).ok()?;
+    Some((seed, edits == 0))
+}
+
 impl saved::Unwritten for Variant {
     fn difference_base(&self, path: &Path) -> Option<PathBuf> {
         let parent = self.lineage.parent.as_ref()?;

@@ -16,6 +16,7 @@ pub mod model;
 pub mod orion;
 pub mod pool;
 pub mod programs;
+pub mod pruning;
 pub mod saved;
 pub mod seed;
 pub mod seed_id;

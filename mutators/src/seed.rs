@@ -292,6 +292,33 @@ impl SeedStore {
         Ok(())
     }
 
+    /// Whether a chain retired the seed: its text is gzipped.
+    pub fn is_retired(&self, id: &SeedId) -> bool {
+        self.seed_dir(id).join("seed.c.gz").is_file()
+    }
+
+    /// When the seed was stored.
+    pub fn stored_at(&self, id: &SeedId) -> Option<std::time::SystemTime> {
+        fs::metadata(self.seed_dir(id).join("profile.json"))
+            .ok()?
+            .modified()
+            .ok()
+    }
+
+    /// Removes a seed: its directory is renamed away first, so a reader finds all of it or
+    /// nothing. Returns whether this call removed it (another process may have first).
+    pub fn remove(&self, id: &SeedId) -> Result<bool> {
+        let doomed = self.root.join(format!(".removed-{id}-{}", std::process::id()));
+        match fs::rename(self.seed_dir(id), &doomed) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e).with_context(|| format!("cannot remove seed {id}")),
+            Ok(()) => {
+                fs::remove_dir_all(&doomed).with_context(|| format!("cannot remove {}", doomed.display()))?;
+                Ok(true)
+            }
+        }
+    }
+
     /// Stores the structure of a stored seed generated as an Orange program (`orange.json`),
     /// which triage minimizes with Orange's own minimizer.
     pub fn put_orange_program(&self, id: &SeedId, json: &str) -> Result<()> {

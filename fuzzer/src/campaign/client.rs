@@ -197,7 +197,8 @@ where
         }
     }
 
-    let scheduler = McmcScheduler::new(options.mcmc.proposals_per_turn, rotation, programs.clone());
+    let scheduler = McmcScheduler::new(options.mcmc.proposals_per_turn, rotation, programs.clone())
+        .pruning_seeds_of(options.out.clone(), client_count);
     let mut chains_file = ChainsFile::new(
         options
             .out

@@ -8,13 +8,16 @@ use crate::mcmc::acceptance::{AddedVariant, LastAcceptance};
 use crate::mcmc::McmcChains;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
+use ccfuzz_mutators::pruning::prune_retired_seeds;
 use ccfuzz_mutators::saved;
+use ccfuzz_mutators::seed::SeedId;
 use ccfuzz_observers::novelty::Novelty;
 use libafl::corpus::{Corpus, CorpusId};
 use libafl::schedulers::{RemovableScheduler, Scheduler};
 use libafl::state::HasCorpus;
 use libafl::{Error, HasMetadata};
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Schedules the current states of the chains, one seed's chain at a time.
@@ -32,7 +35,15 @@ pub struct McmcScheduler {
     /// Entries that are chain states and nothing else (no new coverage, counters or seed):
     /// their files may go once they are forgotten.
     states_only: HashSet<CorpusId>,
+    /// The campaign directory whose old retired seeds leave the store when a chain retires, and
+    /// how many of the seeds stored last stay however old and retired.
+    pruned_campaign: Option<(PathBuf, usize)>,
 }
+
+/// Seeds kept in the store, per chain of the rotation and per client, however old and retired
+/// (see [`prune_retired_seeds`]): sixteen rotations' worth, so that a client busy with one
+/// long execution while the others make seeds has not missed its turn to retire one.
+const SEEDS_KEPT_PER_CHAIN: usize = 16;
 
 impl McmcScheduler {
     pub fn new(proposals_per_turn: u64, rotation: Option<usize>, programs: Arc<Programs>) -> Self {
@@ -42,6 +53,33 @@ impl McmcScheduler {
             programs,
             kept_inputs: Vec::new(),
             states_only: HashSet::new(),
+            pruned_campaign: None,
+        }
+    }
+
+    /// With a rotation, old retired seeds that nothing kept needs leave the store of the
+    /// campaign in `out` (findings and corpus there are what may need them), which `clients`
+    /// share.
+    pub fn pruning_seeds_of(mut self, out: PathBuf, clients: usize) -> Self {
+        self.pruned_campaign = self
+            .rotation
+            .map(|rotation| (out, SEEDS_KEPT_PER_CHAIN * rotation.max(1) * clients.max(1)));
+        self
+    }
+
+    /// Gzips a retired chain's seed, and removes the old retired seeds that may go.
+    fn retire_seed(&self, retired: &SeedId) {
+        self.programs.forget(retired);
+        let store = self.programs.store();
+        if let Err(e) = store.compress(retired) {
+            log::warn!("seed {retired} stays uncompressed: {e:#}");
+        }
+        if let Some((out, kept)) = &self.pruned_campaign {
+            match prune_retired_seeds(store, out, *kept) {
+                Ok(0) => {}
+                Ok(pruned) => log::debug!("mcmc: {pruned} old retired seeds left the store"),
+                Err(e) => log::warn!("cannot remove old retired seeds: {e:#}"),
+            }
         }
     }
 }
@@ -95,10 +133,7 @@ where
             // A chain starts on its seed's entry.
             if let Some(retired) = chains.start(seed.clone(), id, name, self.rotation) {
                 log::debug!("mcmc: the chain of seed {retired} retires");
-                self.programs.forget(&retired);
-                if let Err(e) = self.programs.store().compress(&retired) {
-                    log::warn!("seed {retired} stays uncompressed: {e:#}");
-                }
+                self.retire_seed(&retired);
             }
         } else {
             chains.release(id);
@@ -365,5 +400,33 @@ mod tests {
             .unwrap();
         assert!(second_file.exists());
         assert_eq!(state.metadata::<McmcChains>().unwrap().forgotten, 2);
+    }
+
+    #[test]
+    fn a_retiring_chain_takes_the_seeds_older_than_sixteen_rotations_out_of_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = test_state(dir.path());
+        let store = SeedStore::open(dir.path().join("seeds")).unwrap();
+        let programs = Arc::new(Programs::new(store.clone(), 1));
+        let mut scheduler = McmcScheduler::new(1000, Some(1), programs).pruning_seeds_of(dir.path().to_path_buf(), 1);
+        let kept = SEEDS_KEPT_PER_CHAIN;
+        let seeds: Vec<SeedId> = (1..=kept + 3)
+            .map(|n| {
+                let id = ccfuzz_mutators::testing::stored_counting_seed(&store, n);
+                // Stored at distinct instants: the age decides.
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                add(&mut state, &mut scheduler, Variant::of_seed(id.clone()), false);
+                scheduler.next(&mut state).unwrap();
+                id
+            })
+            .collect();
+        // Each new seed's chain retired the one before; the three oldest left the store with
+        // their entries' files, the newest sixteen stay (the last one's chain in the rotation).
+        let stored: Vec<bool> = seeds.iter().map(|id| store.contains(id)).collect();
+        assert_eq!(stored.iter().filter(|s| !**s).count(), 3, "{stored:?}");
+        assert!(stored[3..].iter().all(|s| *s), "{stored:?}");
+        let entries = files_in(&dir.path().join("corpus"));
+        assert!(!entries.contains(&Variant::of_seed(seeds[0].clone()).name()));
+        assert!(entries.contains(&Variant::of_seed(seeds[3].clone()).name()));
     }
 }
