@@ -4,7 +4,8 @@
 //! symptom by the same definition.
 //!
 //! The UB guard, in order of cost: gcc and clang warnings that signal undefined behaviour or
-//! uninitialized reads are errors; a gcc UBSan+ASan build at -O0 must run cleanly and print the
+//! uninitialized reads are errors; for wrong code, calls must pass as many arguments as their
+//! callees' definitions take; a gcc UBSan+ASan build at -O0 must run cleanly and print the
 //! reference output; every agreement configuration (`clang -O0`) must print it too; and the
 //! reference must terminate within the run timeout.
 
@@ -265,6 +266,7 @@ impl Check {
                 };
                 s += "[ -n \"$CCFUZZ_NO_GUARD\" ] && exit 0\n";
                 s += &self.static_guard();
+                s += &self.argument_count_guard();
                 s += &format!(
                     "# UBSan and ASan at -O0 must stay silent and print the reference output.\n\
                      limited $ct {clang} -O0 -fsanitize=undefined,float-divide-by-zero,address -fno-sanitize-recover=all -w \"$f\" -o \"$t/san\" -lm 2> \"$t/san-cc.err\" || failed $? \"the sanitizer build fails\"\n\
@@ -322,6 +324,25 @@ impl Check {
             clang = quote(&self.guard.clang),
             gcc_flags = gcc_flags.join(" "),
             clang_flags = clang_flags.join(" "),
+        )
+    }
+
+    /// A call passing more or fewer arguments than its callee's definition has parameters is
+    /// undefined behaviour that neither compiler warns about when the callee was declared
+    /// without a prototype (`int f();`, which reducers make of csmith's prototypes): a pcc
+    /// wrong-code finding reduced that way printed what gcc prints once the call was fixed.
+    /// In C23 `()` declares no parameters, so clang (15 and later) then counts the arguments. Only a file whose
+    /// every C23 error is such a count is rejected: others (K&R definitions, a definition with
+    /// parameters after a `()` declaration, C23's new keywords used as names) decide nothing.
+    fn argument_count_guard(&self) -> String {
+        format!(
+            "# Calls must pass as many arguments as their callees take (counted as C23 counts them).\n\
+             limited $ct {clang} -std=c2x -fsyntax-only -w \"$f\" 2> \"$t/c23.err\"; c23=$?\n\
+             [ \"$c23\" -gt 128 ] && failed $c23 \"clang -std=c2x\"\n\
+             if [ \"$c23\" -ne 0 ] && grep -q 'arguments to function call' \"$t/c23.err\" && ! grep 'error:' \"$t/c23.err\" | grep -qv 'arguments to function call'; then\n\
+             \treject \"a call passes a wrong number of arguments: $(grep -m1 error: \"$t/c23.err\")\"\n\
+             fi\n",
+            clang = quote(&self.guard.clang),
         )
     }
 

@@ -19,12 +19,17 @@ fn program_showing(globals: &str, body: &str, printf_args: &str) -> String {
 /// makes the tested binary print an extra line, so every such program shows the symptom:
 /// what is left to decide is the guard.
 fn guard_accepts(globals: &str, body: &str, printf_args: &str) -> bool {
+    guard_accepts_under(guard(), globals, body, printf_args)
+}
+
+/// [`guard_accepts`] under another guard.
+fn guard_accepts_under(guard: Guard, globals: &str, body: &str, printf_args: &str) -> bool {
     let program = program_showing(globals, body, printf_args);
     let dir = tempfile::tempdir().unwrap();
     let check = Check {
         configuration: "gcc -O0 -DSHOW".into(),
         symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
-        guard: guard(),
+        guard,
     };
     let script = check.write(dir.path()).unwrap();
     let file = dir.path().join("test.c");
@@ -78,6 +83,65 @@ fn the_guard_rejects_gnu_extensions() {
         "",
         "\"%d\\n\", (int)sizeof(struct empty)"
     ));
+}
+
+#[test]
+fn the_guard_rejects_a_call_with_more_arguments_than_the_definition_takes() {
+    // Declared without a prototype, defined after the call: no warning counts the arguments.
+    let declared = "struct U { int a; };\nstruct U f();\n";
+    let defined = "struct U f() { struct U u = {1}; return u; }\n";
+    let dir = tempfile::tempdir().unwrap();
+    let check = Check {
+        configuration: "gcc -O0 -DSHOW".into(),
+        symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
+        guard: counting_guard(),
+    };
+    let script = check.write(dir.path()).unwrap();
+    let file = dir.path().join("test.c");
+    let accepts = |call: &str| {
+        let program = program_showing(
+            declared,
+            &format!("  int x = 0;\n  struct U u = {call};\n"),
+            "\"%d\\n\", u.a + x",
+        );
+        fs::write(&file, format!("{program}{defined}")).unwrap();
+        run_script(&script, &file, &RunOptions::default()).unwrap()
+    };
+    assert!(accepts("f()"));
+    assert!(!accepts("f(0, &x)"));
+    let keep = tempfile::tempdir().unwrap();
+    let reason = accepts_keeping(&script, &file, keep.path());
+    assert!(reason.contains("a call passes a wrong number of arguments"), "{reason}");
+}
+
+/// The guard with a clang that counts arguments in C23 mode (15 and later; the campaign's
+/// guard has clang-19).
+fn counting_guard() -> Guard {
+    Guard {
+        clang: "clang-19".into(),
+        ..guard()
+    }
+}
+
+#[test]
+fn old_style_definitions_called_rightly_pass_the_argument_count() {
+    // K&R definitions are no C23: the count decides nothing, and the call is right anyway.
+    assert!(guard_accepts_under(
+        counting_guard(),
+        "int add();\nint add(a, b) int a; int b; { return a + b; }\n",
+        "  int x = add(2, 3);\n",
+        "\"%d\\n\", x"
+    ));
+}
+
+/// Runs the script on `file` keeping its outputs in `keep`; the reason it rejected the file.
+fn accepts_keeping(script: &std::path::Path, file: &std::path::Path, keep: &std::path::Path) -> String {
+    let options = RunOptions {
+        keep: Some(keep.to_path_buf()),
+        ..RunOptions::default()
+    };
+    run_script(script, file, &options).unwrap();
+    fs::read_to_string(keep.join("reason.err")).unwrap_or_default()
 }
 
 /// An executable shell script standing for a compiler.
