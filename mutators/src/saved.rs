@@ -101,19 +101,20 @@ pub fn save(path: &Path, content: Box<dyn Unwritten>) -> std::io::Result<()> {
         if deferred && children == 0 {
             Ok(())
         } else {
-            write_out(written, path)
+            write_out(written, path, false)
         }
     })
 }
 
 /// Writes `path` out if it waits in memory: as a difference from its base when this process
-/// wrote the base and it is on disk, else whole. A file of its name that someone else wrote
-/// meanwhile (the same content) is left as it is, and is not this process's to delete.
-fn write_out(written: &mut HashMap<PathBuf, Written>, path: &Path) -> std::io::Result<()> {
+/// wrote the base and it is on disk, else whole. A write that waited leaves a file of its name
+/// that someone else wrote meanwhile (in the corpus, the same content) as it is, and that file is
+/// not this process's to delete; a write that did not wait replaces what is there.
+fn write_out(written: &mut HashMap<PathBuf, Written>, path: &Path, waited: bool) -> std::io::Result<()> {
     let Some(content) = written.get_mut(path).and_then(|file| file.unwritten.take()) else {
         return Ok(());
     };
-    if path.is_file() {
+    if waited && path.is_file() {
         written.remove(path);
         return Ok(());
     }
@@ -157,7 +158,7 @@ pub fn pin_on_disk(path: &Path) -> std::io::Result<()> {
             return Ok(());
         };
         file.holders += 1;
-        write_out(written, path)
+        write_out(written, path, true)
     })
 }
 
@@ -180,7 +181,7 @@ pub fn write_out_all() -> std::io::Result<()> {
                 line.push(base);
             }
             for path in line.iter().rev() {
-                write_out(written, path)?;
+                write_out(written, path, true)?;
             }
         }
         Ok(())
@@ -217,7 +218,7 @@ pub fn left(path: &Path, removable: bool) -> std::io::Result<usize> {
         file.holders = file.holders.saturating_sub(1);
         file.removable = removable && !file.kept;
         if !file.removable {
-            write_out(written, path)?;
+            write_out(written, path, true)?;
         }
         settle(written, path.to_path_buf())
     })
@@ -235,7 +236,7 @@ fn settle(written: &mut HashMap<PathBuf, Written>, mut path: PathBuf) -> std::io
         }
         if !file.removable {
             // It stays: it must be on disk before it is forgotten.
-            write_out(written, &path)?;
+            write_out(written, &path, true)?;
         }
         let Some(file) = written.remove(&path) else {
             // Someone else wrote it meanwhile: it is theirs.
@@ -442,6 +443,33 @@ mod tests {
         write_out_all().unwrap();
         assert_eq!(read(&files[3]), "whole");
         assert_eq!(read(&files[4]), "difference from d");
+    }
+
+    #[test]
+    fn a_file_saved_again_at_once_is_replaced() {
+        // A save that does not wait writes what it is given (a variant saved under a name of
+        // the caller's for `ccfuzz replay`, twice).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("replayed");
+        save(&path, Box::new(Text { base: None })).unwrap();
+        assert_eq!(read(&path), "whole");
+        save(
+            &path,
+            Box::new(Text {
+                base: Some(dir.path().join("elsewhere")),
+            }),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("elsewhere"), "").unwrap();
+        save(&dir.path().join("elsewhere"), Box::new(Text { base: None })).unwrap();
+        save(
+            &path,
+            Box::new(Text {
+                base: Some(dir.path().join("elsewhere")),
+            }),
+        )
+        .unwrap();
+        assert_eq!(read(&path), "difference from elsewhere");
     }
 
     #[test]
