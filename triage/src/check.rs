@@ -200,6 +200,15 @@ fn compiler_of(configuration: &str) -> &str {
     configuration.split_whitespace().next().unwrap_or("cc")
 }
 
+/// awk over clang's C23 errors: prints a function some call passes the wrong number of
+/// arguments to and exits 0, unless an error other than argument counts and conflicting types
+/// shows, or every miscounted function's types conflict (then its count is the declaration's).
+const COUNTED_CALLEES: &str = "/ error: / { if ($0 ~ /arguments to function call/) { pending = 1 } \
+else if (match($0, /conflicting types for \\047[^\\047]*\\047/)) { conflict[substr($0, RSTART + 23, RLENGTH - 24)] = 1 } \
+else { other = 1 }; next } \
+/ note: \\047[^\\047]*\\047 declared here/ { if (pending && match($0, /\\047[^\\047]*\\047/)) { counted[substr($0, RSTART + 1, RLENGTH - 2)] = 1 }; pending = 0; next } \
+END { if (other) exit 1; for (name in counted) if (!(name in conflict)) { print name; exit 0 }; exit 1 }";
+
 /// Options for one run of the script.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
@@ -331,18 +340,21 @@ impl Check {
     /// undefined behaviour that neither compiler warns about when the callee was declared
     /// without a prototype (`int f();`, which reducers make of csmith's prototypes): a pcc
     /// wrong-code finding reduced that way printed what gcc prints once the call was fixed.
-    /// In C23 `()` declares no parameters, so clang (15 and later) then counts the arguments. Only a file whose
-    /// every C23 error is such a count is rejected: others (K&R definitions, a definition with
-    /// parameters after a `()` declaration, C23's new keywords used as names) decide nothing.
+    /// In C23 `()` declares no parameters, so clang (15 and later) then counts the arguments.
+    /// A count decides for a function whose types do not conflict in C23 (a `()` declaration
+    /// before a definition with parameters is valid before C23, and its calls are counted
+    /// against the declaration), in a file whose other C23 errors are such conflicts; any other
+    /// error (K&R definitions, C23's new keywords used as names) decides nothing.
     fn argument_count_guard(&self) -> String {
         format!(
             "# Calls must pass as many arguments as their callees take (counted as C23 counts them).\n\
              limited $ct {clang} -std=c2x -fsyntax-only -w \"$f\" 2> \"$t/c23.err\"; c23=$?\n\
              [ \"$c23\" -gt 128 ] && failed $c23 \"clang -std=c2x\"\n\
-             if [ \"$c23\" -ne 0 ] && grep -q 'arguments to function call' \"$t/c23.err\" && ! grep 'error:' \"$t/c23.err\" | grep -qv 'arguments to function call'; then\n\
-             \treject \"a call passes a wrong number of arguments: $(grep -m1 error: \"$t/c23.err\")\"\n\
+             if [ \"$c23\" -ne 0 ] && miscounted=$(awk '{counted_callees}' \"$t/c23.err\"); then\n\
+             \treject \"a call passes a wrong number of arguments to $miscounted\"\n\
              fi\n",
             clang = quote(&self.guard.clang),
+            counted_callees = COUNTED_CALLEES,
         )
     }
 

@@ -88,7 +88,9 @@ fn the_guard_rejects_gnu_extensions() {
 #[test]
 fn the_guard_rejects_a_call_with_more_arguments_than_the_definition_takes() {
     // Declared without a prototype, defined after the call: no warning counts the arguments.
-    let declared = "struct U { int a; };\nstruct U f();\n";
+    // g's `()` declaration before its definition with a parameter is valid before C23 and
+    // conflicts in C23: that does not hide f's count (a reduction of the pcc finding did so).
+    let declared = "struct U { int a; };\nstruct U f();\nint g();\nint g(int a) { return a; }\n";
     let defined = "struct U f() { struct U u = {1}; return u; }\n";
     let dir = tempfile::tempdir().unwrap();
     let check = Check {
@@ -121,6 +123,23 @@ fn counting_guard() -> Guard {
         clang: "clang-19".into(),
         ..guard()
     }
+}
+
+#[test]
+fn a_call_counted_against_a_declaration_its_definition_conflicts_with_passes() {
+    // In C23 `int f();` takes nothing and f(1) is miscounted, but f's definition after the call
+    // takes one argument: the program is right before C23.
+    let dir = tempfile::tempdir().unwrap();
+    let check = Check {
+        configuration: "gcc -O0 -DSHOW".into(),
+        symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
+        guard: counting_guard(),
+    };
+    let script = check.write(dir.path()).unwrap();
+    let file = dir.path().join("test.c");
+    let program = program_showing("int f();\n", "  int x = f(1);\n", "\"%d\\n\", x");
+    fs::write(&file, format!("{program}int f(int a) {{ return a; }}\n")).unwrap();
+    assert!(run_script(&script, &file, &RunOptions::default()).unwrap());
 }
 
 #[test]
