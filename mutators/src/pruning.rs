@@ -12,6 +12,7 @@
 //!   that added coverage or counters stays readable.
 
 use crate::input::saved_seed;
+use crate::saved::{metadata_path, remove_if_there};
 use crate::seed::{SeedId, SeedStore};
 use anyhow::{Context, Result};
 use std::collections::{HashMap, HashSet};
@@ -57,9 +58,8 @@ pub fn prune_retired_seeds(store: &SeedStore, out: &Path, keep_newest: usize) ->
     let mut pruned = 0;
     for id in old.into_iter().filter(|id| !references.needed.contains(id)) {
         for file in references.unedited.get(&id).into_iter().flatten() {
-            remove_if_there(file)?;
-            if let Some(name) = file.file_name() {
-                remove_if_there(&file.with_file_name(format!(".{}.metadata", name.to_string_lossy())))?;
+            for path in [file.clone(), metadata_path(file)] {
+                remove_if_there(&path).with_context(|| format!("cannot remove {}", path.display()))?;
             }
         }
         if store.remove(&id)? {
@@ -119,15 +119,6 @@ fn entries(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(paths)
 }
 
-fn remove_if_there(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(e).with_context(|| format!("cannot remove {}", path.display()))
-        }
-        _ => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,7 +154,11 @@ mod tests {
         let kept = Variant::new(seeds[1].clone(), vec![Edit::Delete { stmt: 2 }]);
         kept.to_file(out.join("corpus").join(kept.name())).unwrap();
 
+        // LibAFL's metadata file of a pruned seed's entry goes with the entry.
+        let pruned_entry = out.join("corpus").join(Variant::of_seed(seeds[2].clone()).name());
+        std::fs::write(crate::saved::metadata_path(&pruned_entry), "{}").unwrap();
         assert_eq!(prune_retired_seeds(&store, out, 2).unwrap(), 2);
+        assert!(!crate::saved::metadata_path(&pruned_entry).exists());
         let left: Vec<bool> = seeds.iter().map(|id| store.contains(id)).collect();
         assert_eq!(left, [true, true, false, false, true, true]);
         // The pruned seeds' unedited entries went with them; every other file stays.

@@ -266,7 +266,7 @@ fn settle(written: &mut HashMap<PathBuf, Written>, mut path: PathBuf) -> std::io
 }
 
 /// LibAFL's metadata file beside a corpus entry.
-fn metadata_path(path: &Path) -> PathBuf {
+pub(crate) fn metadata_path(path: &Path) -> PathBuf {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -274,7 +274,7 @@ fn metadata_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.metadata"))
 }
 
-fn remove_if_there(path: &Path) -> std::io::Result<()> {
+pub(crate) fn remove_if_there(path: &Path) -> std::io::Result<()> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
         _ => Ok(()),
