@@ -18,7 +18,6 @@ use serde::{Deserialize, Serialize};
 // Graphs are rebuilt at every proposal, from thousands of small keys: SipHash was a third of
 // building them.
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
-use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -161,36 +160,35 @@ impl SeedGraph {
 
     /// Δ(Q; P) of the variant `edits` make of the seed `program`, whose graph this is.
     pub fn distance(&self, program: &Program, edits: &[Edit], w: DistanceWeights) -> f64 {
-        use std::hash::{Hash, Hasher};
         // A function's graph depends on what its edits are and in which order, not on where
         // they stand in the whole list: that only names the vertices they add, which no
         // count sees. An edit naming a statement outside every function changes no graph, as
-        // it changes no text.
-        let mut touched = BTreeMap::new();
+        // it changes no text. A key per function, folded edit by edit (a long chain's state
+        // has hundreds of edits, and a general-purpose hasher per function cost more than
+        // building the graphs).
+        let mut keys: Vec<Option<u64>> = vec![None; self.functions.len()];
         for edit in edits {
             let Some(Some(function)) = self.function_of.get(edit.stmt() as usize) else {
                 continue;
             };
-            let key = touched.entry(*function as usize).or_insert_with(|| {
-                let mut hasher = libafl_bolts::hasher_std();
-                function.hash(&mut hasher);
-                hasher
-            });
-            match edit {
-                Edit::Delete { stmt } => (0u8, stmt).hash(key),
-                Edit::InsertBefore { stmt, .. } => (1u8, stmt).hash(key),
-                Edit::Wrap { stmt, .. } => (2u8, stmt).hash(key),
-                Edit::Transplant { stmt, shape, .. } => (3u8, stmt, shape).hash(key),
+            let key = keys[*function as usize].get_or_insert_with(|| fold_key(0, u64::from(*function)));
+            let (kind, shape) = match edit {
+                Edit::Delete { .. } => (0, None),
+                Edit::InsertBefore { .. } => (1, None),
+                Edit::Wrap { .. } => (2, None),
+                Edit::Transplant { shape, .. } => (3, Some(shape)),
+            };
+            *key = fold_key(*key, (kind << 32) | u64::from(edit.stmt()));
+            if let Some(shape) = shape {
+                *key = fold_key(*key, shape_hash(shape));
             }
         }
         let mut measured = self.measured.lock().expect("measured functions lock");
         // Looked up before any is measured: a measurement may clear what was remembered.
-        let touched: Vec<(usize, u64, Option<EditedFunction>)> = touched
+        let touched: Vec<(usize, u64, Option<EditedFunction>)> = keys
             .into_iter()
-            .map(|(f, key)| {
-                let key = key.finish();
-                (f, key, measured.get(&key).copied())
-            })
+            .enumerate()
+            .filter_map(|(f, key)| Some((f, key?, measured.get(&key?).copied())))
             .collect();
         // The graphs to build need only their own functions' edits (a long chain holds hundreds).
         let unmeasured: Vec<u32> = touched
@@ -227,6 +225,23 @@ impl SeedGraph {
             + w.beta * jaccard_distance(shared.edges, variant.edges, self.total.edges)
             - w.gamma * (variant.statements as f64 - self.total.statements as f64).abs()
     }
+}
+
+/// `key` with `word` folded in: every step mixes the whole state (splitmix64's finalizer, a
+/// bijection), so the order of the words and words that are zero change the key.
+fn fold_key(key: u64, word: u64) -> u64 {
+    let mut h = (key ^ word).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    h = (h ^ (h >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    h ^ (h >> 31)
+}
+
+/// A transplanted statement's shape, hashed whole.
+fn shape_hash(shape: &Shape) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    shape.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Athena's weights; σ scales the energy in the acceptance ratio.
