@@ -176,6 +176,27 @@ pub struct Check {
     pub configuration: String,
     pub symptom: Symptom,
     pub guard: Guard,
+    /// The unreduced program passes arguments only to functions declared with a prototype (as
+    /// csmith's programs do), so every candidate must: see [`passes_arguments_by_prototype`].
+    #[serde(default)]
+    pub prototypes: bool,
+}
+
+/// Whether `file` calls with arguments only functions declared with a prototype, and declares
+/// none without one that a definition with parameters follows: clang's (15 and later)
+/// `-Wdeprecated-non-prototype` finds nothing. A reduction turns prototypes into `()`
+/// declarations, behind which a call may pass a wrong number of arguments, undefined behaviour
+/// that no compiler reports when the callee's definition comes later (pcc's wrong-code finding
+/// of csmith seed 6836011121380198697 was twice reduced to such a call, each time behind a
+/// `()` declaration the C23 count below could not see through). A program with K&R functions
+/// fails this and keeps only that count.
+pub fn passes_arguments_by_prototype(clang: &str, file: &Path) -> Result<bool> {
+    let output = Command::new(clang)
+        .args(["-fsyntax-only", "-Werror=deprecated-non-prototype"])
+        .arg(file)
+        .output()
+        .with_context(|| format!("cannot run {clang}"))?;
+    Ok(output.status.success())
 }
 
 /// Quotes a word for `sh` when it needs it.
@@ -324,7 +345,10 @@ impl Check {
 
     /// Warnings-as-errors: the part of the guard that needs no run, so crashes get it too.
     fn static_guard(&self) -> String {
-        let (gcc_flags, clang_flags) = (gcc_warning_flags(), clang_warning_flags());
+        let (gcc_flags, mut clang_flags) = (gcc_warning_flags(), clang_warning_flags());
+        if self.prototypes {
+            clang_flags.push("-Werror=deprecated-non-prototype".to_string());
+        }
         format!(
             "# Warnings that signal undefined behaviour or uninitialized reads are errors.\n\
              limited $ct {gcc} {gcc_flags} \"$f\" -o \"$t/guard.o\" 2> \"$t/gcc-warnings.err\" || failed $? \"gcc: $(grep -m1 error: \"$t/gcc-warnings.err\")\"\n\
@@ -444,6 +468,7 @@ pub(crate) fn wrong_output_check(configuration: &str) -> Check {
         configuration: configuration.into(),
         symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
         guard: test_guard(),
+        prototypes: false,
     }
 }
 

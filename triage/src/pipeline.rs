@@ -5,7 +5,7 @@
 //! looks at the new findings.
 
 use crate::bucket::{has_representatives, order_by_bucket, representative};
-use crate::check::{run_script, Check, Guard, Misbehaviour, RunOptions, Symptom};
+use crate::check::{passes_arguments_by_prototype, run_script, Check, Guard, Misbehaviour, RunOptions, Symptom};
 use crate::ddmin::ddmin;
 use crate::finding::{saved_findings, FindingKind, SavedFinding};
 use crate::fingerprint::{crash_markers, crash_signal, fingerprint};
@@ -61,6 +61,7 @@ pub fn check_of(saved: &SavedFinding, guard: &Guard) -> Check {
         configuration: finding.configuration.clone(),
         symptom,
         guard: guard.clone(),
+        prototypes: false,
     }
 }
 
@@ -76,9 +77,12 @@ pub fn triage_finding(
     let started = Instant::now();
     let _ = fs::remove_dir_all(work);
     fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
-    let check = check_of(saved, &options.guard);
-    let script = check.write(work)?;
     let variant = saved.variant_text()?;
+    let start = work.join("start").join("test.c");
+    write_file(&start, &variant)?;
+    let mut check = check_of(saved, &options.guard);
+    check.prototypes = passes_arguments_by_prototype(&options.guard.clang, &start)?;
+    let script = check.write(work)?;
     let mut result = Triaged {
         finding: saved.name.clone(),
         kind: saved.finding.kind,
@@ -92,13 +96,11 @@ pub fn triage_finding(
         fingerprint: None,
         cheap_fingerprint,
         reason: None,
-        test: work.join("start").join("test.c"),
+        test: start.clone(),
         seconds: 0.0,
         orange: None,
         newest: Vec::new(),
     };
-    let start = result.test.clone();
-    write_file(&start, &variant)?;
     // The first run includes the guard; the re-runs only ask whether the symptom shows.
     let first_run = work.join("first-run");
     let clean = run_script(

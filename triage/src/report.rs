@@ -319,6 +319,7 @@ mod tests {
                     compile_timeout: 60,
                     run_timeout: 10,
                 },
+                prototypes: false,
             },
             edits_before: 4,
             edits_after: 1,

@@ -237,6 +237,12 @@ where
         .objective(objective)
         .build();
     let mut executor = observers.into_executor(programs.clone(), options.config.clone(), workdir.clone());
+    // Every compile of a variant sets `TMPDIR` to the executor's directory; set here once, the
+    // environment its children get is this process's own. The client has no other thread yet.
+    // Created now: other children (seed making's) may need a temporary directory first.
+    let private_dir = executor.private_dir();
+    std::fs::create_dir_all(&private_dir)?;
+    std::env::set_var("TMPDIR", private_dir);
 
     // This client's share of stored seeds that the corpus lacks (directory seeds, or seeds
     // profiled before a kill).

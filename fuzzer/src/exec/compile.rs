@@ -53,7 +53,12 @@ pub fn compile(
     if let Some(dir) = source.parent() {
         // Compilers' own temporary files go to the private directory too: they are removed with
         // it, and two cores running one compiler cannot collide on a fixed name in /tmp.
-        command.current_dir(dir).env("TMPDIR", dir);
+        command.current_dir(dir);
+        // A child whose environment differs from this process's gets a copy of all of it,
+        // built at each start: a client whose `TMPDIR` is already this directory skips that.
+        if std::env::var_os("TMPDIR").is_none_or(|tmpdir| tmpdir != dir.as_os_str()) {
+            command.env("TMPDIR", dir);
+        }
     }
     let out = run(command, &Limits::compiler(timeout))?;
     let stderr = out.stderr_text();

@@ -217,11 +217,16 @@ impl<OT> CompileRunExecutor<OT> {
         Ok(())
     }
 
+    /// Where the executor compiles and runs: the compilers' `TMPDIR` too.
+    pub fn private_dir(&self) -> PathBuf {
+        self.workdir.join("exec")
+    }
+
     /// The executor's private directory, emptied of the last execution's files (a compiler
     /// that crashed may have left its temporaries): creating and removing a directory for each
     /// execution took a twentieth of the client's CPU against tcc.
     fn emptied_private_dir(&self) -> anyhow::Result<PathBuf> {
-        let dir = self.workdir.join("exec");
+        let dir = self.private_dir();
         if empty_dir(&dir).is_err() {
             // Something that cannot be removed one by one: the directory goes whole.
             let _ = std::fs::remove_dir_all(&dir);

@@ -35,6 +35,7 @@ fn script_accepts(guard: Guard, program: &str) -> bool {
         configuration: "gcc -O0 -DSHOW".into(),
         symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
         guard,
+        prototypes: false,
     };
     let script = check.write(dir.path()).unwrap();
     let file = dir.path().join("test.c");
@@ -102,6 +103,7 @@ fn the_guard_rejects_a_call_with_more_arguments_than_the_definition_takes() {
         configuration: "gcc -O0 -DSHOW".into(),
         symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
         guard: counting_guard(),
+        prototypes: false,
     };
     let script = check.write(dir.path()).unwrap();
     let file = dir.path().join("test.c");
@@ -152,6 +154,49 @@ fn old_style_definitions_called_rightly_pass_the_argument_count() {
     ));
 }
 
+#[test]
+fn a_program_with_prototypes_keeps_them_through_the_reduction() {
+    // The third reduction of the pcc finding: f's `()` declaration hides the miscount from
+    // C23 too, since f's own definition conflicts with it there.
+    let dir = tempfile::tempdir().unwrap();
+    let unreduced = dir.path().join("unreduced.c");
+    let prototyped = program_showing("int f(int a);\n", "  int x = f(1);\n", "\"%d\\n\", x");
+    fs::write(&unreduced, format!("{prototyped}int f(int a) {{ return a; }}\n")).unwrap();
+    assert!(passes_arguments_by_prototype("clang-19", &unreduced).unwrap());
+    let reduced = program_showing("int f();\n", "  int x = f(1, 2);\n", "\"%d\\n\", x");
+    let reduced = format!("{reduced}int f(int a) {{ return a; }}\n");
+    fs::write(&unreduced, &reduced).unwrap();
+    assert!(!passes_arguments_by_prototype("clang-19", &unreduced).unwrap());
+    let accepts = |prototypes: bool| {
+        let check = Check {
+            prototypes,
+            ..wrong_output_check("gcc -O0 -DSHOW")
+        };
+        let check = Check {
+            guard: counting_guard(),
+            ..check
+        };
+        let script = check.write(dir.path()).unwrap();
+        let file = dir.path().join("test.c");
+        fs::write(&file, &reduced).unwrap();
+        run_script(&script, &file, &RunOptions::default()).unwrap()
+    };
+    assert!(accepts(false), "the C23 count alone cannot see this miscount");
+    assert!(!accepts(true));
+}
+
+#[test]
+fn a_program_with_old_style_definitions_is_not_held_to_prototypes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("test.c");
+    fs::write(
+        &file,
+        "int add();\nint add(a, b) int a; int b; { return a + b; }\nint main(void) { return add(1, -1); }\n",
+    )
+    .unwrap();
+    assert!(!passes_arguments_by_prototype("clang-19", &file).unwrap());
+}
+
 /// Runs the script on `file` keeping its outputs in `keep`; the reason it rejected the file.
 fn accepts_keeping(script: &std::path::Path, file: &std::path::Path, keep: &std::path::Path) -> String {
     let options = RunOptions {
@@ -182,6 +227,7 @@ fn a_guard_compiler_that_is_killed_decides_nothing() {
             clang: killed.display().to_string(),
             ..guard()
         },
+        prototypes: false,
     };
     let script = check.write(dir.path()).unwrap();
     let file = dir.path().join("test.c");
@@ -223,6 +269,7 @@ fn limits_are_cpu_seconds_not_the_wall_clock() {
             compile_timeout: 1,
             ..guard()
         },
+        prototypes: false,
     };
     let script = check.write(dir.path()).unwrap();
     let file = dir.path().join("test.c");
@@ -245,6 +292,7 @@ fn the_symptom_must_show() {
         configuration: "gcc -O1".into(),
         symptom: Symptom::Mismatch(Misbehaviour::WrongOutput),
         guard: guard(),
+        prototypes: false,
     };
     let script = check.write(dir.path()).unwrap();
     let file = dir.path().join("test.c");
@@ -275,6 +323,7 @@ fn a_compiler_crash_keeps_its_signal_and_the_guard_still_applies() {
             markers: Vec::new(),
         },
         guard: guard(),
+        prototypes: false,
     };
     let script = check.write(dir.path()).unwrap();
     let file = dir.path().join("test.c");
@@ -369,6 +418,7 @@ fn a_wrong_output_is_not_kept_by_a_wrong_exit_status_alone() {
             configuration: "gcc -O0 -DSTATUS".into(),
             symptom: Symptom::Mismatch(misbehaviour),
             guard: guard(),
+            prototypes: false,
         };
         let script = check.write(dir.path()).unwrap();
         run_script(&script, &file, &symptom_only).unwrap()
