@@ -3,7 +3,7 @@
 
 use crate::config::CompilerConfig;
 use crate::exec::instrument::Additions;
-use crate::exec::runner::{run, Exit, Limits};
+use crate::exec::runner::{run, Exit, Limits, Streams};
 use anyhow::{Context, Result};
 use ccfuzz_observers::{ConfigOutcome, RunResult};
 use std::collections::HashMap;
@@ -60,7 +60,11 @@ pub fn compile(
             command.env("TMPDIR", dir);
         }
     }
-    let out = run(command, &Limits::compiler(timeout))?;
+    let limits = Limits {
+        read: Streams::Stderr,
+        ..Limits::compiler(timeout)
+    };
+    let out = run(command, &limits)?;
     let stderr = out.stderr_text();
     let failure = match out.exit {
         Exit::Timeout => Some(ConfigOutcome::Hung),
@@ -92,7 +96,11 @@ pub fn run_binary(binary: &Path, timeout: Duration) -> Result<RunResult> {
     if let Some(dir) = binary.parent() {
         command.current_dir(dir);
     }
-    let out = run(command, &Limits::program(timeout))?;
+    let limits = Limits {
+        read: Streams::Stdout,
+        ..Limits::program(timeout)
+    };
+    let out = run(command, &limits)?;
     Ok(match out.exit {
         Exit::Code(code) => RunResult::exited(code, out.stdout),
         Exit::Signal(signal) => RunResult::Signaled(signal),

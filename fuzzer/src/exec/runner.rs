@@ -28,6 +28,18 @@ pub struct Limits {
     pub processes: u64,
     /// Output beyond this many bytes is discarded.
     pub max_output: usize,
+    /// The output streams read; the other goes to `/dev/null`.
+    pub read: Streams,
+}
+
+/// Which of a child's output streams are read. A pipe read is a pipe made, polled, read and
+/// closed at each start of a child: the test binaries' stderr and the compilers' stdout are
+/// never looked at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Streams {
+    Both,
+    Stdout,
+    Stderr,
 }
 
 impl Limits {
@@ -40,6 +52,7 @@ impl Limits {
             cpu_seconds: timeout.as_secs() * 2 + 5,
             processes: 4096,
             max_output: 1 << 20,
+            read: Streams::Both,
         }
     }
 
@@ -52,6 +65,7 @@ impl Limits {
             cpu_seconds: timeout.as_secs() + 2,
             processes: 256,
             max_output: 16 << 20,
+            read: Streams::Both,
         }
     }
 }
@@ -313,18 +327,19 @@ pub fn run(command: Command, limits: &Limits) -> Result<Output> {
 
 fn run_limited(mut command: Command, limits: &Limits, limiting: Limiting) -> Result<Output> {
     let program = command.get_program().to_string_lossy().into_owned();
+    let piped = |read: bool| if read { Stdio::piped() } else { Stdio::null() };
     command
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(piped(limits.read != Streams::Stderr))
+        .stderr(piped(limits.read != Streams::Stdout))
         .process_group(0);
     let start = Instant::now();
     let mut child = spawn_limited(&mut command, limits, limiting)?;
     let pgid = Pid::from_raw(child.id() as i32);
     let _watched = WatchedGroup::new(pgid);
     let exited = PidFd::open(child.id()).with_context(|| format!("cannot watch {program}"))?;
-    let mut stdout = Capture::new(child.stdout.take().expect("piped stdout").into(), limits.max_output)?;
-    let mut stderr = Capture::new(child.stderr.take().expect("piped stderr").into(), limits.max_output)?;
+    let mut stdout = Capture::new(child.stdout.take().map(OwnedFd::from), limits.max_output)?;
+    let mut stderr = Capture::new(child.stderr.take().map(OwnedFd::from), limits.max_output)?;
     let mut ended = Ended::Exited;
     loop {
         let elapsed = start.elapsed();
@@ -434,34 +449,40 @@ impl PidFd {
 }
 
 /// One output pipe of the child, read without blocking into at most `cap` kept bytes (the
-/// rest is read and dropped, so that the child never blocks on a full pipe).
+/// rest is read and dropped, so that the child never blocks on a full pipe); none for a stream
+/// not read.
 struct Capture {
-    pipe: File,
+    pipe: Option<File>,
     kept: Vec<u8>,
     cap: usize,
     closed: bool,
 }
 
 impl Capture {
-    fn new(pipe: OwnedFd, cap: usize) -> Result<Self> {
-        let flags = fcntl(pipe.as_raw_fd(), FcntlArg::F_GETFL)?;
-        fcntl(
-            pipe.as_raw_fd(),
-            FcntlArg::F_SETFL(OFlag::from_bits_retain(flags) | OFlag::O_NONBLOCK),
-        )?;
+    fn new(pipe: Option<OwnedFd>, cap: usize) -> Result<Self> {
+        if let Some(pipe) = &pipe {
+            let flags = fcntl(pipe.as_raw_fd(), FcntlArg::F_GETFL)?;
+            fcntl(
+                pipe.as_raw_fd(),
+                FcntlArg::F_SETFL(OFlag::from_bits_retain(flags) | OFlag::O_NONBLOCK),
+            )?;
+        }
         Ok(Capture {
-            pipe: File::from(pipe),
+            closed: pipe.is_none(),
+            pipe: pipe.map(File::from),
             kept: Vec::new(),
             cap,
-            closed: false,
         })
     }
 
     /// Reads what the pipe holds now.
     fn read_available(&mut self) -> std::io::Result<()> {
+        let Some(pipe) = &mut self.pipe else {
+            return Ok(());
+        };
         let mut chunk = [0u8; 16384];
         loop {
-            match self.pipe.read(&mut chunk) {
+            match pipe.read(&mut chunk) {
                 Ok(0) => {
                     self.closed = true;
                     return Ok(());
@@ -491,11 +512,17 @@ fn wait_for_any(exited: Option<&PidFd>, pipes: [&mut Capture; 2], watch_pipes: b
         .into_iter()
         .collect();
     if watch_pipes {
-        fds.extend(pipes.iter().filter(|p| !p.closed).map(|p| libc::pollfd {
-            fd: p.pipe.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }));
+        fds.extend(
+            pipes
+                .iter()
+                .filter(|p| !p.closed)
+                .filter_map(|p| p.pipe.as_ref())
+                .map(|pipe| libc::pollfd {
+                    fd: pipe.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                }),
+        );
     }
     let timeout = wait.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
     // SAFETY: `fds` is a valid array of pollfd of the length given.
@@ -532,6 +559,27 @@ mod tests {
         assert_eq!(out.exit, Exit::Code(3));
         assert_eq!(out.stdout, b"hi\n");
         assert_eq!(out.stderr, b"err\n");
+    }
+
+    #[test]
+    fn a_stream_not_read_is_discarded() {
+        for (read, stdout, stderr) in [
+            (Streams::Stdout, &b"out\n"[..], &b""[..]),
+            (Streams::Stderr, b"", b"err\n"),
+        ] {
+            let mut c = Command::new("sh");
+            c.arg("-c").arg("echo out; echo err >&2");
+            let limits = Limits {
+                read,
+                ..Limits::program(Duration::from_secs(5))
+            };
+            let out = run(c, &limits).unwrap();
+            assert_eq!(
+                (out.stdout.as_slice(), out.stderr.as_slice()),
+                (stdout, stderr),
+                "{read:?}"
+            );
+        }
     }
 
     #[test]
