@@ -75,6 +75,7 @@ pub fn triage_finding(
     cheap_fingerprint: Option<String>,
 ) -> Result<Triaged> {
     let started = Instant::now();
+    set_aside_interrupted(work);
     let _ = fs::remove_dir_all(work);
     fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
     let variant = saved.variant_text()?;
@@ -191,6 +192,14 @@ pub fn triage_finding(
 
     let reduced = work.join("reduced").join("test.c");
     write_file(&reduced, &text)?;
+    if let Some(earlier) = interrupted_reduction(work, &script, &reduced, &text)? {
+        log::info!(
+            "{}: the reduction goes on from the {} lines a stopped triage left",
+            saved.name,
+            line_count(&earlier)
+        );
+        text = earlier;
+    }
     if let Some(reducer) = &options.reducer {
         let timeout = Duration::from_secs(4 * (options.guard.compile_timeout + options.guard.run_timeout));
         reduce(reducer, &script, &reduced, options.jobs, timeout)?;
@@ -201,6 +210,7 @@ pub fn triage_finding(
         anyhow::bail!("{}: the reduced program no longer shows the symptom", saved.name);
     }
     result.lines_after = line_count(&text);
+    let _ = fs::remove_file(interrupted_path(work));
     result.fingerprint = Some(fingerprint(&check, &script, &reduced, work)?);
     result.newest = still_shows(&check, &reduced, &options.newest, work)?;
     result.test = reduced;
@@ -252,6 +262,42 @@ fn minimize_orange(
         tests
     );
     Ok(Some((minimization, text)))
+}
+
+/// Where the program a stopped triage's reducer had got to waits, beside the finding's work
+/// directory (which every triage of the finding empties first).
+fn interrupted_path(work: &Path) -> PathBuf {
+    let name = work
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    work.with_file_name(format!("{name}.interrupted.c"))
+}
+
+/// Keeps the reducer's program of a triage that stopped in `work` (killed, or the machine
+/// gone): an hour of cvise is not started again from the seed.
+fn set_aside_interrupted(work: &Path) {
+    let reduced = work.join("reduced").join("test.c");
+    if reduced.exists() {
+        let _ = fs::rename(&reduced, interrupted_path(work));
+    }
+}
+
+/// The program a stopped triage of `work` had reduced to, now written at `reduced`: when it is
+/// smaller than `text` (written there otherwise) and passes `script` (the guard may have
+/// changed since).
+fn interrupted_reduction(work: &Path, script: &Path, reduced: &Path, text: &str) -> Result<Option<String>> {
+    let Ok(earlier) = fs::read_to_string(interrupted_path(work)) else {
+        return Ok(None);
+    };
+    if earlier.len() < text.len() {
+        write_file(reduced, &earlier)?;
+        if matches!(run_script(script, reduced, &RunOptions::default()), Ok(true)) {
+            return Ok(Some(earlier));
+        }
+        write_file(reduced, text)?;
+    }
+    Ok(None)
 }
 
 fn write_file(path: &Path, text: &str) -> Result<()> {
@@ -329,6 +375,7 @@ fn absorb_or_triage(
         return triage_finding(saved, programs, work, options, None);
     }
     let started = Instant::now();
+    set_aside_interrupted(work);
     let _ = fs::remove_dir_all(work);
     fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
     let script = check.write(work)?;
@@ -425,6 +472,27 @@ mod tests {
             .unwrap();
         assert!(status.success(), "gcc rejects:\n{text}");
         String::from_utf8(Command::new(&binary).output().unwrap().stdout).unwrap()
+    }
+
+    #[test]
+    fn a_stopped_reduction_goes_on_from_where_it_was_if_it_still_passes() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("mismatch-1");
+        let reduced = work.join("reduced").join("test.c");
+        let script = dir.path().join("interesting.sh");
+        fs::write(&script, "#!/bin/sh\ngrep -q BUG \"${1:-test.c}\"\n").unwrap();
+        let unreduced = "int a;\nint b;\n/* BUG */\n";
+        for (left, resumed) in [("/* BUG */\n", true), ("/* no */\n", false), (unreduced, false)] {
+            write_file(&reduced, left).unwrap();
+            // What a new triage of the finding does first: its work directory goes.
+            set_aside_interrupted(&work);
+            fs::remove_dir_all(&work).unwrap();
+            write_file(&reduced, unreduced).unwrap();
+            let earlier = interrupted_reduction(&work, &script, &reduced, unreduced).unwrap();
+            assert_eq!(earlier.as_deref(), resumed.then_some(left), "{left:?}");
+            let expected = if resumed { left } else { unreduced };
+            assert_eq!(fs::read_to_string(&reduced).unwrap(), expected);
+        }
     }
 
     #[test]
