@@ -200,40 +200,63 @@ impl Variant {
     }
 
     fn computed_name(&self) -> String {
-        // A long chain's state serializes to hundreds of kilobytes: a buffer of its own each
-        // time was a fresh mapping, grown by copies and faulted in page by page.
-        thread_local! {
-            static SERIALIZED: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
-        }
-        let mut buffer = SERIALIZED.take();
-        buffer.clear();
-        let buffer = postcard::serialize_with_flavor(&(&self.seed, &self.edits), ReusedBuffer(buffer))
+        let digest = postcard::serialize_with_flavor(&(&self.seed, &self.edits), Hashing::new())
             .expect("variants always serialize");
-        let name = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&buffer));
-        SERIALIZED.set(buffer);
-        name
+        format!("{digest:032x}")
     }
 }
 
-/// Postcard's output into a buffer kept from call to call. Its own flavor for an existing
-/// buffer extends it byte by byte, which was nine tenths of computing a name.
-struct ReusedBuffer(Vec<u8>);
+/// Postcard's output hashed as it comes (XXH3-128, as of the whole serialization): a long
+/// chain's state serializes to hundreds of kilobytes, and copying them into a buffer first was
+/// most of computing a name. Single bytes (varints, tags) are gathered before they go in.
+struct Hashing {
+    hasher: xxhash_rust::xxh3::Xxh3Default,
+    pending: [u8; 64],
+    pending_len: usize,
+}
 
-impl postcard::ser_flavors::Flavor for ReusedBuffer {
-    type Output = Vec<u8>;
+impl Hashing {
+    fn new() -> Self {
+        Hashing {
+            hasher: xxhash_rust::xxh3::Xxh3Default::new(),
+            pending: [0; 64],
+            pending_len: 0,
+        }
+    }
+
+    fn flush(&mut self) {
+        self.hasher.update(&self.pending[..self.pending_len]);
+        self.pending_len = 0;
+    }
+}
+
+impl postcard::ser_flavors::Flavor for Hashing {
+    type Output = u128;
 
     fn try_push(&mut self, data: u8) -> postcard::Result<()> {
-        self.0.push(data);
+        if self.pending_len == self.pending.len() {
+            self.flush();
+        }
+        self.pending[self.pending_len] = data;
+        self.pending_len += 1;
         Ok(())
     }
 
     fn try_extend(&mut self, data: &[u8]) -> postcard::Result<()> {
-        self.0.extend_from_slice(data);
+        let end = self.pending_len + data.len();
+        if end <= self.pending.len() {
+            self.pending[self.pending_len..end].copy_from_slice(data);
+            self.pending_len = end;
+        } else {
+            self.flush();
+            self.hasher.update(data);
+        }
         Ok(())
     }
 
-    fn finalize(self) -> postcard::Result<Vec<u8>> {
-        Ok(self.0)
+    fn finalize(mut self) -> postcard::Result<u128> {
+        self.flush();
+        Ok(self.hasher.digest128())
     }
 }
 
@@ -376,7 +399,14 @@ mod tests {
         // to find their states by file name.
         let seed = SeedId::of_text("int main(void) { return 0; }");
         let long: Vec<Edit> = (0..5000).map(|i| Edit::Delete { stmt: i }).collect();
-        for edits in [long, vec![Edit::Delete { stmt: 1 }], Vec::new()] {
+        // Texts shorter and longer than what the hashing gathers before it hashes.
+        let texts: Vec<Edit> = (0..300)
+            .map(|i| Edit::InsertBefore {
+                stmt: i,
+                code: "x++;".repeat(i as usize % 40).into(),
+            })
+            .collect();
+        for edits in [long, texts, vec![Edit::Delete { stmt: 1 }], Vec::new()] {
             let serialized = postcard::to_allocvec(&(&seed, &edits)).unwrap();
             let expected = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&serialized));
             assert_eq!(Variant::new(seed.clone(), edits).name(), expected);

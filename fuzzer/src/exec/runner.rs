@@ -251,12 +251,13 @@ fn spawn_limited(command: &mut Command, limits: &Limits, limiting: Limiting) -> 
 ///
 /// The limits hold for this whole process for that instant: only a process without other
 /// threads may do this. Its address space may meet the memory limit: that limit is inherited
-/// only while this process maps at most half of it, so that the spawn's own mapping does not
+/// only while this process maps at most half of it, less [`MAPPING_GROWTH`] (what it maps is
+/// read once a second: see [`recently_mapped_bytes`]), so that the spawn's own mapping does not
 /// meet it; a process that maps more gives its child the memory limit only when the others are
 /// set, a few microseconds into a run whose dynamic loading alone takes hundreds.
 fn spawn_inheriting(command: &mut Command, limits: &Limits) -> std::io::Result<std::process::Child> {
     let _one_at_a_time = SPAWNING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let memory_inherited = mapped_bytes().is_some_and(|mapped| mapped <= limits.memory / 2);
+    let memory_inherited = recently_mapped_bytes().is_some_and(|mapped| mapped + MAPPING_GROWTH <= limits.memory / 2);
     let inherited = [
         (libc::RLIMIT_AS, memory_inherited.then_some(limits.memory)),
         (libc::RLIMIT_FSIZE, Some(limits.file_size)),
@@ -307,6 +308,26 @@ fn statm_field(statm: &str, field: usize) -> Option<u64> {
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     Some(pages * page.max(0) as u64)
+}
+
+/// How much more this process may map between two reads of [`recently_mapped_bytes`].
+const MAPPING_GROWTH: u64 = 256 << 20;
+
+/// [`mapped_bytes`] as read at most a second ago: the kernel adds up `statm` at every read,
+/// and reading it at each start of a child was a fiftieth of a client's CPU against tcc.
+fn recently_mapped_bytes() -> Option<u64> {
+    thread_local! {
+        static LAST: std::cell::Cell<Option<(Instant, u32, u64)>> = const { std::cell::Cell::new(None) };
+    }
+    let pid = std::process::id();
+    match LAST.get() {
+        Some((read, owner, mapped)) if owner == pid && read.elapsed() < Duration::from_secs(1) => Some(mapped),
+        _ => {
+            let mapped = mapped_bytes()?;
+            LAST.set(Some((Instant::now(), pid, mapped)));
+            Some(mapped)
+        }
+    }
 }
 
 /// This process's mapped address space in bytes (`VmSize`).
@@ -625,12 +646,12 @@ mod tests {
 
     #[test]
     fn the_memory_limit_applies() {
-        // Inherited while this process maps at most half of it.
+        // Inherited while this process maps at most half of it, less the growth allowed for.
         let limits = Limits {
             memory: 6 << 30,
             ..Limits::program(Duration::from_secs(5))
         };
-        assert!(mapped_bytes().unwrap() <= 3 << 30);
+        assert!(mapped_bytes().unwrap() + MAPPING_GROWTH <= 3 << 30);
         for limiting in [Limiting::Inheriting, Limiting::Forking] {
             let mut c = Command::new("sh");
             c.arg("-c").arg("ulimit -v");
@@ -670,7 +691,7 @@ mod tests {
     #[test]
     fn a_memory_limit_below_twice_what_this_process_maps_is_set_just_after_the_spawn() {
         let limits = Limits {
-            memory: mapped_bytes().unwrap(),
+            memory: mapped_bytes().unwrap() + MAPPING_GROWTH,
             ..Limits::program(Duration::from_secs(5))
         };
         let mut c = Command::new("sh");
