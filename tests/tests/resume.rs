@@ -60,10 +60,15 @@ fn sigkill_then_resume_loses_nothing() {
     let group = Pid::from_raw(child.id() as i32);
     let start = Instant::now();
     // Wait until both seeds are in the corpus and the mismatch is saved, and a few variants ran.
-    while !(corpus_entries(&out).len() >= 2 && findings(&out).len() == 1) {
+    // Variants of the -funsigned-char seed are findings too, and chain states reach the disk
+    // when the chains file names them: by then there may be several.
+    while !(corpus_entries(&out).len() >= 2 && !findings(&out).is_empty()) {
         assert!(
             start.elapsed() < Duration::from_secs(120),
-            "the campaign made no progress"
+            "the campaign made no progress: corpus {:?}, findings {:?}, client report {}",
+            corpus_entries(&out),
+            findings(&out),
+            std::fs::read_to_string(out.join("clients").join("client-1.json")).unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -107,8 +112,13 @@ fn sigkill_then_resume_loses_nothing() {
     );
     let still_there: Vec<i64> = orphan_segments().intersection(&left_behind).copied().collect();
     assert!(still_there.is_empty(), "left behind: {still_there:?}");
-    assert_eq!(findings(&out), findings_before);
-    for finding in findings(&out) {
+    // The resumed run may add findings of its own; it loses none.
+    let findings_after = findings(&out);
+    assert!(
+        findings_before.iter().all(|f| findings_after.contains(f)),
+        "{findings_before:?} -> {findings_after:?}"
+    );
+    for finding in findings_after {
         assert_reproduces(&finding);
     }
 }
