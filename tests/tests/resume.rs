@@ -62,7 +62,7 @@ fn sigkill_then_resume_loses_nothing() {
     // Wait until both seeds are in the corpus and the mismatch is saved, and a few variants ran.
     // Variants of the -funsigned-char seed are findings too, and chain states reach the disk
     // when the chains file names them: by then there may be several.
-    while !(corpus_entries(&out).len() >= 2 && !findings(&out).is_empty()) {
+    while corpus_entries(&out).len() < 2 || findings(&out).is_empty() {
         assert!(
             start.elapsed() < Duration::from_secs(120),
             "the campaign made no progress: corpus {:?}, findings {:?}, client report {}",
