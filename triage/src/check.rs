@@ -190,13 +190,34 @@ pub struct Check {
 /// of csmith seed 6836011121380198697 was twice reduced to such a call, each time behind a
 /// `()` declaration the C23 count below could not see through). A program with K&R functions
 /// fails this and keeps only that count.
-pub fn passes_arguments_by_prototype(clang: &str, file: &Path) -> Result<bool> {
-    let output = Command::new(clang)
-        .args(["-fsyntax-only", "-Werror=deprecated-non-prototype"])
+pub fn passes_arguments_by_prototype(guard: &Guard, file: &Path) -> Result<bool> {
+    // Limited as the script limits the guard's compilers: a clang that hangs must not hang
+    // the triage.
+    let wall = guard.compile_timeout * WALL_CLOCK_FACTOR;
+    let status = Command::new("sh")
+        .args([
+            "-c",
+            "ulimit -t \"$1\"; exec timeout -s KILL \"$2\" \"$3\" -fsyntax-only -Werror=deprecated-non-prototype \"$4\"",
+            "sh",
+            &guard.compile_timeout.to_string(),
+            &wall.to_string(),
+            &guard.clang,
+        ])
         .arg(file)
-        .output()
-        .with_context(|| format!("cannot run {clang}"))?;
-    Ok(output.status.success())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .with_context(|| format!("cannot run {}", guard.clang))?;
+    match status.code() {
+        Some(0) => Ok(true),
+        Some(1) => Ok(false),
+        _ => bail!(
+            "{} does not finish checking the prototypes of {} within {} s ({status})",
+            guard.clang,
+            file.display(),
+            guard.compile_timeout
+        ),
+    }
 }
 
 /// Quotes a word for `sh` when it needs it.

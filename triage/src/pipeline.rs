@@ -82,7 +82,7 @@ pub fn triage_finding(
     let start = work.join("start").join("test.c");
     write_file(&start, &variant)?;
     let mut check = check_of(saved, &options.guard);
-    check.prototypes = passes_arguments_by_prototype(&options.guard.clang, &start)?;
+    check.prototypes = passes_arguments_by_prototype(&options.guard, &start)?;
     let script = check.write(work)?;
     let mut result = Triaged {
         finding: saved.name.clone(),

@@ -120,6 +120,12 @@ const STOP_CHECK: Duration = Duration::from_millis(100);
 /// How long a child runs before its output wakes this process (see [`run_limited`]).
 const PIPES_UNWATCHED: Duration = Duration::from_millis(20);
 
+/// After its output woke this process, how long a child runs before its output may wake it
+/// again. clang writes its diagnostics to an unbuffered stderr a few bytes at a time (87,000
+/// writes for the warnings of one csmith program): reading after each write was three quarters
+/// of a seed's own CPU. A pipe holds 64 KB, so the child is never held below 32 MB/s.
+const PIPE_READ_INTERVAL: Duration = Duration::from_millis(2);
+
 /// Once the child is gone, how long its output pipes may stay open (held by a process that
 /// left its group) before what they hold is taken as all.
 const DRAIN_LIMIT: Duration = Duration::from_secs(1);
@@ -348,11 +354,11 @@ pub fn run(command: Command, limits: &Limits) -> Result<Output> {
 
 fn run_limited(mut command: Command, limits: &Limits, limiting: Limiting) -> Result<Output> {
     let program = command.get_program().to_string_lossy().into_owned();
-    let piped = |read: bool| if read { Stdio::piped() } else { Stdio::null() };
+    let piped = |read: bool| if read { Ok(Stdio::piped()) } else { null_device() };
     command
-        .stdin(Stdio::null())
-        .stdout(piped(limits.read != Streams::Stderr))
-        .stderr(piped(limits.read != Streams::Stdout))
+        .stdin(null_device()?)
+        .stdout(piped(limits.read != Streams::Stderr)?)
+        .stderr(piped(limits.read != Streams::Stdout)?)
         .process_group(0);
     let start = Instant::now();
     let mut child = spawn_limited(&mut command, limits, limiting)?;
@@ -362,6 +368,11 @@ fn run_limited(mut command: Command, limits: &Limits, limiting: Limiting) -> Res
     let mut stdout = Capture::new(child.stdout.take().map(OwnedFd::from), limits.max_output)?;
     let mut stderr = Capture::new(child.stderr.take().map(OwnedFd::from), limits.max_output)?;
     let mut ended = Ended::Exited;
+    // Early on only the exit wakes this process: a test binary prints its checksum just before
+    // it exits, and waking for those bytes, then sleeping again until the exit, cost two more
+    // switches to and from the child per run. A child that fills a pipe meanwhile waits at
+    // most that long for it to be read.
+    let mut pipes_watched_from = PIPES_UNWATCHED;
     loop {
         let elapsed = start.elapsed();
         if elapsed >= limits.timeout {
@@ -373,18 +384,17 @@ fn run_limited(mut command: Command, limits: &Limits, limiting: Limiting) -> Res
             break;
         }
         let wait = (limits.timeout - elapsed).min(STOP_CHECK);
-        // Early on only the exit wakes this process: a test binary prints its checksum just
-        // before it exits, and waking for those bytes, then sleeping again until the exit, cost
-        // two more switches to and from the child per run. A child that fills a pipe meanwhile
-        // waits at most that long for it to be read.
-        let watch_pipes = elapsed >= PIPES_UNWATCHED;
+        let watch_pipes = elapsed >= pipes_watched_from;
         let wait = if watch_pipes {
             wait
         } else {
-            wait.min(PIPES_UNWATCHED - elapsed)
+            wait.min(pipes_watched_from - elapsed)
         };
         if wait_for_any(Some(&exited), [&mut stdout, &mut stderr], watch_pipes, wait)? {
             break;
+        }
+        if watch_pipes {
+            pipes_watched_from = start.elapsed() + PIPE_READ_INTERVAL;
         }
     }
     // Grandchildren may still hold the pipes open; the group is ours to kill.
@@ -413,6 +423,19 @@ fn run_limited(mut command: Command, limits: &Limits, limiting: Limiting) -> Res
         stderr: stderr.kept,
         elapsed,
     })
+}
+
+/// `/dev/null` for a child's stream: a copy of a descriptor this process opened once. Opening
+/// it for each stream (`Stdio::null`) walked its path twice per child.
+fn null_device() -> Result<Stdio> {
+    static NULL: std::sync::OnceLock<std::io::Result<File>> = std::sync::OnceLock::new();
+    let null = NULL
+        .get_or_init(|| File::options().read(true).write(true).open("/dev/null"))
+        .as_ref()
+        .map_err(|e| anyhow::anyhow!("cannot open /dev/null: {e}"))?;
+    Ok(Stdio::from(
+        null.try_clone().context("cannot copy the descriptor of /dev/null")?,
+    ))
 }
 
 enum Ended {
@@ -629,6 +652,19 @@ mod tests {
         assert_eq!(out.exit, Exit::Code(0));
         assert_eq!(out.stdout.len(), 300_000);
         assert_eq!(out.stderr, b"done\n");
+    }
+
+    #[test]
+    fn output_written_a_few_bytes_at_a_time_is_all_kept() {
+        // As clang writes its diagnostics: pieces of a line, well past the first 20 ms, while
+        // the pipes are read at most once per interval.
+        let out = sh(
+            "i=0; while [ $i -lt 3000 ]; do printf 'ab' >&2; printf c; i=$((i+1)); done; sleep 0.05; echo end >&2",
+            10_000,
+        );
+        assert_eq!(out.exit, Exit::Code(0));
+        assert_eq!(out.stdout, b"c".repeat(3000));
+        assert_eq!(out.stderr, [b"ab".repeat(3000), b"end\n".to_vec()].concat());
     }
 
     #[test]

@@ -162,11 +162,11 @@ fn a_program_with_prototypes_keeps_them_through_the_reduction() {
     let unreduced = dir.path().join("unreduced.c");
     let prototyped = program_showing("int f(int a);\n", "  int x = f(1);\n", "\"%d\\n\", x");
     fs::write(&unreduced, format!("{prototyped}int f(int a) {{ return a; }}\n")).unwrap();
-    assert!(passes_arguments_by_prototype("clang-19", &unreduced).unwrap());
+    assert!(passes_arguments_by_prototype(&counting_guard(), &unreduced).unwrap());
     let reduced = program_showing("int f();\n", "  int x = f(1, 2);\n", "\"%d\\n\", x");
     let reduced = format!("{reduced}int f(int a) {{ return a; }}\n");
     fs::write(&unreduced, &reduced).unwrap();
-    assert!(!passes_arguments_by_prototype("clang-19", &unreduced).unwrap());
+    assert!(!passes_arguments_by_prototype(&counting_guard(), &unreduced).unwrap());
     let accepts = |prototypes: bool| {
         let check = Check {
             prototypes,
@@ -194,7 +194,25 @@ fn a_program_with_old_style_definitions_is_not_held_to_prototypes() {
         "int add();\nint add(a, b) int a; int b; { return a + b; }\nint main(void) { return add(1, -1); }\n",
     )
     .unwrap();
-    assert!(!passes_arguments_by_prototype("clang-19", &file).unwrap());
+    assert!(!passes_arguments_by_prototype(&counting_guard(), &file).unwrap());
+}
+
+#[test]
+fn a_clang_that_spins_on_the_prototype_check_is_stopped() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let spinning = dir.path().join("clang");
+    fs::write(&spinning, "#!/bin/sh\nwhile :; do :; done\n").unwrap();
+    fs::set_permissions(&spinning, fs::Permissions::from_mode(0o755)).unwrap();
+    let file = dir.path().join("test.c");
+    fs::write(&file, "int main(void) { return 0; }\n").unwrap();
+    let guard = Guard {
+        clang: spinning.display().to_string(),
+        compile_timeout: 1,
+        ..guard()
+    };
+    let error = passes_arguments_by_prototype(&guard, &file).unwrap_err();
+    assert!(format!("{error:#}").contains("does not finish"), "{error:#}");
 }
 
 /// Runs the script on `file` keeping its outputs in `keep`; the reason it rejected the file.
