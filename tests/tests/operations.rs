@@ -123,6 +123,56 @@ fn ctrl_c_stops_cleanly_and_the_campaign_resumes() {
 }
 
 #[test]
+fn files_a_compiler_leaves_in_its_directory_are_cleared_every_few_executions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // tcc, leaving a file of its own in its working directory (the executor's) at every run.
+    let leaving = dir.path().join("leaving-tcc");
+    std::fs::write(&leaving, "#!/bin/sh\ntouch \"left-$$\"\nexec tcc \"$@\"\n").unwrap();
+    std::fs::set_permissions(&leaving, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = write_config(dir.path(), &[leaving.to_str().unwrap()], 60.0);
+    let log = dir.path().join("log");
+    let seeds = seeds("dead");
+    let mut campaign = start(
+        &out,
+        &config,
+        &log,
+        &["--seeds", seeds.to_str().unwrap(), "--iterations", "120"],
+    );
+    let left_now = || {
+        std::fs::read_dir(out.join("tmp/client-1/exec"))
+            .into_iter()
+            .flatten()
+            .filter_map(|entry| entry.ok())
+            .filter(|entry| entry.file_name().to_string_lossy().starts_with("left-"))
+            .count()
+    };
+    let mut most = 0;
+    let start_time = Instant::now();
+    while campaign.try_wait().unwrap().is_none() {
+        most = most.max(left_now());
+        // A guard against a hang, not a measure of speed.
+        if start_time.elapsed() > Duration::from_secs(300) {
+            let _ = killpg(Pid::from_raw(campaign.id() as i32), Signal::SIGKILL);
+            panic!("the campaign did not finish in 300 s");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(
+        campaign.wait().unwrap().success(),
+        "{}",
+        std::fs::read_to_string(&log).unwrap()
+    );
+    assert!(decisions(&out) >= 100, "too few executions to tell");
+    // Not emptied before every execution, but every 16 at the least.
+    assert!(
+        (2..=16).contains(&most),
+        "the executor's directory held {most} files left by the compiler"
+    );
+}
+
+#[test]
 fn scratch_does_not_grow_with_executions() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");

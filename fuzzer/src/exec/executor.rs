@@ -89,6 +89,7 @@ impl ExecutionObservers {
             handles,
             instruments: self.instruments,
             totals: ExecutorTotals::default(),
+            unlisted: LISTED_EVERY,
             programs,
             config,
             reference_on_disagreement,
@@ -107,8 +108,18 @@ pub struct CompileRunExecutor<OT> {
     /// The gate runs on disagreement: asked for, and the reference is no tested configuration.
     reference_on_disagreement: bool,
     workdir: PathBuf,
+    /// Executions since the private directory was last listed and emptied.
+    unlisted: u32,
     pub totals: ExecutorTotals,
 }
+
+/// A clean execution leaves only the variant's source in the executor's directory (each binary
+/// is removed once it ran): the directory is listed and emptied every this many executions,
+/// for what a configuration writes beside them (`-save-temps`, dump files), and after every
+/// execution that may have left something (a compiler killed or crashed, a tie-breaker run,
+/// an instrumented compiler, an error of ours). Listing it each time was a fortieth
+/// of the client's CPU against tcc.
+const LISTED_EVERY: u32 = 16;
 
 /// What an executor added up over all its executions.
 #[derive(Debug, Default)]
@@ -130,6 +141,13 @@ struct Reports {
     reference_runs: u64,
     counter_names: CounterNamesObserver,
     lines: Option<GcovCoverage>,
+    /// A compiler was killed or crashed, or a tie-breaker ran: files may be left behind.
+    untidy: bool,
+}
+
+/// Whether a compiler ended as compilers do, having removed its own temporary files.
+fn ended_tidily(outcome: &ConfigOutcome) -> bool {
+    matches!(outcome, ConfigOutcome::Ran { .. } | ConfigOutcome::Rejected { .. })
 }
 
 impl<OT> CompileRunExecutor<OT> {
@@ -137,10 +155,14 @@ impl<OT> CompileRunExecutor<OT> {
     /// gate, with every configuration. With the gate on disagreement, the tested configurations
     /// run first and the reference only decides when one of them does not print the seed's
     /// output.
-    fn execute(&self, input: &Variant, reports: &mut Reports) -> anyhow::Result<()> {
+    fn execute(&self, input: &Variant, reports: &mut Reports, list_dir: bool) -> anyhow::Result<()> {
         let loaded = self.programs.get(&input.seed)?;
         let text = self.programs.materialize(input)?;
-        let dir = self.emptied_private_dir()?;
+        let dir = if list_dir {
+            self.emptied_private_dir()?
+        } else {
+            self.private_dir()
+        };
         let dir = dir.as_path();
         let source = dir.join(VARIANT_SOURCE);
         overwrite(&source, text.as_bytes()).with_context(|| format!("cannot write {}", source.display()))?;
@@ -196,6 +218,7 @@ impl<OT> CompileRunExecutor<OT> {
                 Err(e) => log::warn!("{e:#}"),
             }
             let _ = std::fs::remove_file(&binary);
+            reports.untidy |= !ended_tidily(&outcome);
             let disagrees = !prints_seed_output(&outcome, &loaded.seed);
             reports
                 .execution
@@ -247,15 +270,18 @@ impl<OT> CompileRunExecutor<OT> {
     ) -> anyhow::Result<Option<(ConfigOutcome, std::time::Duration, bool)>> {
         let reference = &self.config.reference;
         reports.reference_runs += 1;
+        let binary = variant.dir.join("reference");
         let (outcome, time) = compile_and_run(
             reference,
             variant.source,
-            &variant.dir.join("reference"),
+            &binary,
             &Additions::default(),
             self.config.compile_timeout(),
             variant.run_timeout,
             runs,
         )?;
+        let _ = std::fs::remove_file(&binary);
+        reports.untidy |= !ended_tidily(&outcome);
         let reference_is_wrong = match gate(&outcome, variant.seed) {
             Gate::Valid => false,
             Gate::ReferenceFailed => true,
@@ -264,6 +290,7 @@ impl<OT> CompileRunExecutor<OT> {
                 return Ok(None);
             }
             Gate::AskAnother => {
+                reports.untidy = true;
                 if !self.another_prints_seed_output(variant)? {
                     reports.execution.invalid =
                         Some(format!("the reference prints something else: {}", outcome.describe()));
@@ -346,11 +373,20 @@ where
             reference_runs: 0,
             counter_names: CounterNamesObserver::new("counter_names"),
             lines: None,
+            untidy: false,
         };
         // An I/O failure of ours (disk full, store unreadable) must not kill the client:
         // the variant is reported and skipped with no outcomes. A run abandoned because the
         // campaign stops is not judged at all: the client loop sees the error and stops.
-        if let Err(e) = self.execute(input, &mut reports) {
+        let list_dir = self.unlisted >= LISTED_EVERY;
+        let executed = self.execute(input, &mut reports, list_dir);
+        let clean = executed.is_ok() && !reports.untidy && !self.instruments.any();
+        self.unlisted = match (clean, list_dir) {
+            (false, _) => LISTED_EVERY,
+            (true, true) => 1,
+            (true, false) => self.unlisted + 1,
+        };
+        if let Err(e) = executed {
             if e.is::<crate::ops::shutdown::Interrupted>() {
                 return Err(Error::shutting_down());
             }

@@ -41,6 +41,14 @@ pub struct Instruments {
 }
 
 impl Instruments {
+    /// Whether any configuration is observed: its compiler (or its dump files) may leave files
+    /// in the executor's directory at every execution.
+    pub fn any(&self) -> bool {
+        self.observed
+            .iter()
+            .any(|o| o.coverage.is_some() || o.counters.is_some())
+    }
+
     /// The plan for `config` and the coverage observer it fills: `edges` in shared memory for
     /// an AFL++-instrumented compiler, `lines` for a gcov-built one, or an unused one-entry map.
     pub fn new(config: &Config) -> Result<(Self, CoverageObserver)> {
