@@ -116,7 +116,7 @@ pub fn cpu_seconds(who: nix::sys::resource::UsageWho) -> nix::Result<f64> {
 /// How often a running child's wait checks whether the campaign was asked to stop.
 const STOP_CHECK: Duration = Duration::from_millis(100);
 
-/// How long a child runs before its output wakes this process (see [`run_limited`]).
+/// How long a child runs before its output wakes this process (see [`run`]).
 const PIPES_UNWATCHED: Duration = Duration::from_millis(20);
 
 /// After its output woke this process, how long a child runs before its output may wake it
@@ -413,15 +413,14 @@ mod tests {
 
     #[test]
     fn output_written_a_few_bytes_at_a_time_is_all_kept() {
-        // As clang writes its diagnostics: pieces of a line, well past the first 20 ms, while
-        // the pipes are read at most once per interval.
-        let out = sh(
-            "i=0; while [ $i -lt 3000 ]; do printf 'ab' >&2; printf c; i=$((i+1)); done; sleep 0.05; echo end >&2",
-            10_000,
-        );
+        // As clang writes its diagnostics: 7 bytes a write, 300 KB in all, more than a pipe
+        // holds, so the child finishes only if its pipes are read while it runs, at most once
+        // per interval.
+        let out = sh("head -c 300000 /dev/zero | dd obs=7 status=none >&2; echo end", 10_000);
         assert_eq!(out.exit, Exit::Code(0));
-        assert_eq!(out.stdout, b"c".repeat(3000));
-        assert_eq!(out.stderr, [b"ab".repeat(3000), b"end\n".to_vec()].concat());
+        assert_eq!(out.stdout, b"end\n");
+        assert_eq!(out.stderr.len(), 300_000);
+        assert!(out.stderr.iter().all(|&b| b == 0));
     }
 
     #[test]
@@ -525,28 +524,35 @@ mod tests {
 
     #[test]
     fn a_program_is_found_on_the_path_once_and_again_when_it_goes() {
-        let dir = tempfile::tempdir().unwrap();
-        let program = dir.path().join("ccfuzz-spawn-test");
-        let install = |text: &str| {
+        let (first, second) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let install = |dir: &std::path::Path, text: &str| {
             use std::os::unix::fs::PermissionsExt;
+            let program = dir.join("ccfuzz-spawn-test");
             std::fs::write(&program, text).unwrap();
             std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+            program
         };
-        let path = format!("{}:{}", dir.path().display(), std::env::var("PATH").unwrap());
+        let path = format!(
+            "{}:{}:{}",
+            first.path().display(),
+            second.path().display(),
+            std::env::var("PATH").unwrap()
+        );
         let run_it = || {
             let mut c = Command::new("ccfuzz-spawn-test");
             c.env("PATH", &path);
             run(c, &Limits::program(Duration::from_secs(5)))
         };
-        install("#!/bin/sh\necho one\n");
+        let remembered = install(first.path(), "#!/bin/sh\necho one\n");
         assert_eq!(run_it().unwrap().stdout, b"one\n");
-        std::fs::remove_file(&program).unwrap();
+        // The path remembered goes away: that start fails, and the next looks again.
+        std::fs::remove_file(&remembered).unwrap();
+        install(second.path(), "#!/bin/sh\necho two\n");
         let error = run_it().unwrap_err();
         assert!(
             format!("{error:#}").contains("cannot start ccfuzz-spawn-test"),
             "{error:#}"
         );
-        install("#!/bin/sh\necho two\n");
         assert_eq!(run_it().unwrap().stdout, b"two\n");
     }
 }

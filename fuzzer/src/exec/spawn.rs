@@ -100,7 +100,8 @@ pub fn spawn(command: &Command, pipe_stdout: bool, pipe_stderr: bool, limits: &[
     let exited = unsafe { OwnedFd::from_raw_fd(pidfd) };
     let error = plan.error.load(Ordering::Relaxed);
     if error != 0 {
-        reap(pid);
+        // The child ended at the failed step: reaped here, as nobody will wait for it.
+        let _ = wait(pid);
         if error == libc::ENOENT {
             forget_resolved(program, command);
         }
@@ -129,10 +130,6 @@ pub fn wait(pid: libc::pid_t) -> io::Result<std::process::ExitStatus> {
             return Err(error);
         }
     }
-}
-
-fn reap(pid: libc::pid_t) {
-    let _ = wait(pid);
 }
 
 /// What the child reads: pointers into the parent's memory, valid until the clone returns.
