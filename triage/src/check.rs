@@ -193,16 +193,12 @@ pub struct Check {
 pub fn passes_arguments_by_prototype(guard: &Guard, file: &Path) -> Result<bool> {
     // Limited as the script limits the guard's compilers: a clang that hangs must not hang
     // the triage.
-    let wall = guard.compile_timeout * WALL_CLOCK_FACTOR;
+    let script = format!(
+        "{}\nlimited \"$1\" \"$2\" -fsyntax-only -Werror=deprecated-non-prototype \"$3\"",
+        limited_function()
+    );
     let status = Command::new("sh")
-        .args([
-            "-c",
-            "ulimit -t \"$1\"; exec timeout -s KILL \"$2\" \"$3\" -fsyntax-only -Werror=deprecated-non-prototype \"$4\"",
-            "sh",
-            &guard.compile_timeout.to_string(),
-            &wall.to_string(),
-            &guard.clang,
-        ])
+        .args(["-c", &script, "sh", &guard.compile_timeout.to_string(), &guard.clang])
         .arg(file)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -218,6 +214,14 @@ pub fn passes_arguments_by_prototype(guard: &Guard, file: &Path) -> Result<bool>
             guard.compile_timeout
         ),
     }
+}
+
+/// The shell function `limited SECONDS COMMAND...`: the command with that many CPU seconds,
+/// killed after [`WALL_CLOCK_FACTOR`] times as many on the wall clock.
+fn limited_function() -> String {
+    format!(
+        "limited() {{ lim=$1; shift; (ulimit -t \"$lim\"; exec timeout -s KILL $((lim * {WALL_CLOCK_FACTOR})) \"$@\"); }}"
+    )
 }
 
 /// Quotes a word for `sh` when it needs it.
@@ -280,7 +284,7 @@ impl Check {
              # Limits are CPU seconds: the background triage runs at nice 19 beside a campaign that\n\
              # keeps every core busy, where a wall-clock limit killed half-second compiles. The\n\
              # wall clock only stops what waits without running, at {wall_factor} times the limit.\n\
-             limited() {{ lim=$1; shift; (ulimit -t \"$lim\"; exec timeout -s KILL $((lim * {wall_factor})) \"$@\"); }}\n\
+             {limited}\n\
              reject() {{ echo \"$1\" > \"$t/reason.err\"; exit 1; }}\n\
              # A guard compiler killed (its timeout, a signal) decides nothing: exit 3, undecided.\n\
              failed() {{ if [ \"$1\" -gt 128 ]; then echo \"$2 (killed by signal $(($1 - 128)))\" > \"$t/reason.err\"; exit 3; fi; reject \"$2\"; }}\n\
@@ -290,6 +294,7 @@ impl Check {
             ct = g.compile_timeout,
             rt = g.run_timeout,
             wall_factor = WALL_CLOCK_FACTOR,
+            limited = limited_function(),
         );
         let tested = format!("{} $CCFUZZ_EXTRA", quoted_line(&self.configuration));
         let reference = quoted_line(&g.reference);
