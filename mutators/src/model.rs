@@ -396,6 +396,64 @@ mod tests {
     }
 
     #[test]
+    fn a_seed_after_its_headers_knows_their_type_names_records_and_functions() {
+        let include = "#include <h.h>\n";
+        // A record, typedefs of a record, of a function pointer and of an integer, a function,
+        // and a static function with a body whose own typedef stays in it.
+        let typedefs = "struct pair { int a; long b; };\ntypedef struct pair pair_t;\n\
+                        typedef void (*handler)(int);\ntypedef unsigned short u16;\nint puts(const char *);\n\
+                        static int id(int x) { typedef int local; local y = x; return y; }\n";
+        let body = "u16 g;\nint main(void) {\n  pair_t p;\n  handler h = 0;\n  int local = 2;\n  \
+                    u16 * q = &g;\n  p.a = (u16)local;\n  return id(p.a) - 2 + !q + !h;\n}\n";
+        let text = format!("{include}{body}");
+        let p = Program::parse_parts(&text, typedefs, include.len(), &BTreeMap::new()).unwrap();
+        assert_eq!(p.typedefs["u16"], CType::Int(IntKind::UShort));
+        assert_eq!(p.records["pair"].len(), 2);
+        assert_eq!(p.functions["puts"].offset, 0);
+        assert!(!p.typedefs.contains_key("local"));
+        let main = p.roots[0];
+        let stmts: Vec<_> = p.statement(main).children.iter().map(|&s| p.source_of(s)).collect();
+        assert_eq!(stmts, ["p.a = (u16)local;", "return id(p.a) - 2 + !q + !h;"]);
+        let vars: Vec<_> = p
+            .vars_in_scope(p.statement(main).children[0])
+            .iter()
+            .map(|v| (v.name.clone(), v.ty.clone()))
+            .collect();
+        let ushort = CType::Int(IntKind::UShort);
+        assert_eq!(vars[0], ("q".into(), CType::Pointer(Box::new(ushort.clone()))));
+        assert_eq!(
+            vars[3],
+            (
+                "p".into(),
+                CType::Record {
+                    union: false,
+                    tag: "pair".into()
+                }
+            )
+        );
+        assert_eq!(vars[4], ("g".into(), ushort));
+        // Other headers in which `u16` is a variable: `u16 * q;` is a multiplication.
+        let variables = "int u16, q;\n";
+        let body = "int main(void) {\n  u16 * q;\n  return 0;\n}\n";
+        let p = Program::parse_parts(&format!("{include}{body}"), variables, include.len(), &BTreeMap::new()).unwrap();
+        let first = p.statement(p.roots[0]).children[0];
+        assert_eq!(
+            (p.statement(first).kind, p.source_of(first)),
+            (StmtKind::Expression, "u16 * q;")
+        );
+        // A syntax error is reported at the seed's line.
+        let broken = format!("{include}int main(void) {{\n  u16 x = ;\n}}\n");
+        let message = Program::parse_parts(&broken, typedefs, include.len(), &BTreeMap::new())
+            .unwrap_err()
+            .message;
+        assert!(message.starts_with("syntax error at line 3,"), "{message}");
+        let message = Program::parse_parts(&text, "int f(;\n", include.len(), &BTreeMap::new())
+            .unwrap_err()
+            .message;
+        assert!(message.contains("(in the system headers)"), "{message}");
+    }
+
+    #[test]
     fn statements_have_spans_nesting_scopes_and_execution() {
         let text =
             "int g;\nint f(int p) {\n  int x = 1;\n  if (p)\n  {\n    x = 2;\n  }\n  lbl: x++;\n  return x;\n}\n";

@@ -326,7 +326,11 @@ where
 
     // One proposal per round: the chain's next state is judged when it has run.
     let proposals = StdMutationalStage::with_max_iterations(
-        ChainMutator::new(programs.clone(), options.mcmc.families.clone()),
+        ChainMutator::new(
+            programs.clone(),
+            options.mcmc.families.clone(),
+            options.mcmc.longest_chain,
+        ),
         nonzero!(1),
     );
     let mut stages = tuple_list!(proposals);

@@ -175,6 +175,9 @@ pub struct McmcReport {
     pub accepted: u64,
     pub acceptance_rate: f64,
     pub mean_chain_length: f64,
+    /// Times a chain started again from its seed at its longest.
+    #[serde(default)]
+    pub restarts: u64,
     /// (chain length from, mean program distance of the chain's state, decisions), by buckets
     /// of chain length.
     pub distance_by_length: Vec<(u64, f64, u64)>,
@@ -196,6 +199,7 @@ impl McmcReport {
             accepted: chains.accepted,
             acceptance_rate: chains.acceptance_rate(),
             mean_chain_length: chains.mean_length(),
+            restarts: chains.restarts(),
             distance_by_length: chains.by_length.means(),
             forgotten_entries: chains.forgotten,
             deleted_files: chains.deleted_files,

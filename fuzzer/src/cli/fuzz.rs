@@ -163,6 +163,11 @@ pub struct McmcArgs {
     /// (a client holds the parsed seeds of this many chains, whatever the campaign's length).
     #[arg(long, default_value_t = McmcOptions::default().active_chains)]
     active_chains: usize,
+    /// Accepted moves after which a chain starts again from its seed (0: never). Athena's
+    /// distance of a chain peaks after a few hundred moves, and every proposal costs more the
+    /// longer the chain.
+    #[arg(long, default_value_t = crate::mcmc::LONGEST_CHAIN)]
+    longest_chain: u64,
     /// Inverse temperature of the acceptance rule.
     #[arg(long, default_value_t = AthenaParams::default().sigma)]
     sigma: f64,
@@ -206,6 +211,7 @@ impl McmcArgs {
             proposals_per_turn: self.proposals_per_turn,
             active_chains: self.active_chains.max(1),
             families: self.mutators,
+            longest_chain: (self.longest_chain > 0).then_some(self.longest_chain),
             decision_log_bytes: self.decision_log_mb << 20,
         }
     }

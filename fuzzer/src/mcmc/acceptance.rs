@@ -29,6 +29,8 @@ pub(super) struct LastAcceptance {
     pub(super) name: String,
     pub(super) energy: f64,
     pub(super) distance: f64,
+    /// Proposed from the seed: the chain started again.
+    pub(super) from_seed: bool,
 }
 impl_serdeany!(LastAcceptance);
 
@@ -143,10 +145,12 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
             return Ok(false);
         }
         let chains = state.metadata_or_insert_with(McmcChains::default);
-        let Some(current_energy) = chains.chains.get(&input.seed).map(|chain| chain.energy) else {
+        let Some(chain) = chains.chains.get(&input.seed) else {
             log::debug!("mcmc: no chain for seed {}", input.seed);
             return Ok(false);
         };
+        // A chain that starts again stands on its seed, whose energy is nought.
+        let current_energy = if pending.from_seed { 0.0 } else { chain.energy };
         let proposed_distance = self.distance_of(input, chains)?;
         let novelty = state.metadata::<Novelty>().copied().unwrap_or_default();
         let energy = proposed_distance
@@ -164,10 +168,11 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
         chains.accepted += u64::from(accepted);
         let entry = chains.chains.get_mut(&input.seed).expect("the chain exists");
         entry.proposals += 1;
-        let (length, distance_now) = if accepted {
-            (entry.accepted + 1, proposed_distance)
-        } else {
-            (entry.accepted, entry.distance)
+        let (length, distance_now) = match (accepted, pending.from_seed) {
+            (true, true) => (1, proposed_distance),
+            (true, false) => (entry.length + 1, proposed_distance),
+            (false, true) => (0, 0.0),
+            (false, false) => (entry.length, entry.distance),
         };
         chains.by_length.record(length, distance_now);
         if let Some(log) = &mut self.log {
@@ -190,15 +195,17 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
         if !accepted {
             return Ok(false);
         }
-        if let Some(known) = chains.current_state(&input.seed, &name) {
-            chains.move_chain(&input.seed, known, &name, energy, proposed_distance);
-            return Ok(false);
-        }
-        state.add_metadata(LastAcceptance {
+        let acceptance = LastAcceptance {
             name,
             energy,
             distance: proposed_distance,
-        });
+            from_seed: pending.from_seed,
+        };
+        if let Some(known) = chains.current_state(&input.seed, &acceptance.name) {
+            chains.move_chain(&input.seed, known, &acceptance);
+            return Ok(false);
+        }
+        state.add_metadata(acceptance);
         Ok(true)
     }
 

@@ -1,6 +1,7 @@
 //! The chains, one per seed, as state metadata: where each stands, its statistics, which are in
 //! the rotation and which retired, and their saving and restoring across a resumed campaign.
 
+use crate::mcmc::acceptance::LastAcceptance;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::saved;
 use ccfuzz_mutators::seed::SeedId;
@@ -21,8 +22,12 @@ pub struct Chain {
     pub energy: f64,
     pub distance: f64,
     pub proposals: u64,
-    /// Accepted moves: the chain's length.
+    /// Accepted moves, over all of the chain's starts.
     pub accepted: u64,
+    /// Accepted moves since the chain last started from its seed: its length.
+    pub length: u64,
+    /// Times the chain started again from its seed, having reached the longest length.
+    pub restarts: u64,
     /// Out of the rotation for good: a newer seed took its place.
     pub retired: bool,
 }
@@ -36,8 +41,18 @@ impl Chain {
             distance: 0.0,
             proposals: 0,
             accepted: 0,
+            length: 0,
+            restarts: 0,
             retired: false,
         }
+    }
+
+    /// Whether the chain's next proposal starts from its seed: it made `longest` accepted
+    /// moves since it last did. Athena's distance of a chain's state peaks after a few hundred
+    /// moves and then falls as the inserted statements' size penalty grows, while the cost of
+    /// every proposal (naming, materializing, the distance itself) grows with the length.
+    pub fn starts_again(&self, longest: Option<u64>) -> bool {
+        longest.is_some_and(|longest| self.length >= longest.max(1))
     }
 }
 
@@ -94,9 +109,10 @@ pub struct McmcChains {
 impl_serdeany!(McmcChains);
 
 impl McmcChains {
-    /// Moves `seed`'s chain to the entry `id` of its accepted state `name`; the entry it left
-    /// will not be visited again, nor will any entry of a retired chain.
-    pub(super) fn move_chain(&mut self, seed: &SeedId, id: CorpusId, name: &str, energy: f64, distance: f64) {
+    /// Moves `seed`'s chain to the entry `id` of its accepted state `name`, proposed from the
+    /// seed itself when `from_seed` (the chain started again); the entry it left will not be
+    /// visited again, nor will any entry of a retired chain.
+    pub(super) fn move_chain(&mut self, seed: &SeedId, id: CorpusId, accepted: &LastAcceptance) {
         if let Some(chain) = self.chains.get_mut(seed) {
             if chain.current != id {
                 self.unvisited.push(chain.current);
@@ -105,10 +121,16 @@ impl McmcChains {
                 self.unvisited.push(id);
             }
             chain.current = id;
-            chain.current_name = name.to_string();
-            chain.energy = energy;
-            chain.distance = distance;
+            chain.current_name = accepted.name.clone();
+            chain.energy = accepted.energy;
+            chain.distance = accepted.distance;
             chain.accepted += 1;
+            if accepted.from_seed {
+                chain.restarts += 1;
+                chain.length = 1;
+            } else {
+                chain.length += 1;
+            }
         }
     }
 
@@ -183,7 +205,12 @@ impl McmcChains {
 
     pub fn mean_length(&self) -> f64 {
         let n = self.chains.len().max(1) as f64;
-        self.chains.values().map(|c| c.accepted as f64).sum::<f64>() / n
+        self.chains.values().map(|c| c.length as f64).sum::<f64>() / n
+    }
+
+    /// Times a chain started again from its seed, over all chains.
+    pub fn restarts(&self) -> u64 {
+        self.chains.values().map(|c| c.restarts).sum()
     }
 
     pub fn mean_distance(&self) -> f64 {
@@ -200,6 +227,11 @@ struct SavedChain {
     distance: f64,
     proposals: u64,
     accepted: u64,
+    /// Absent from files saved before chains started again: their length was `accepted`.
+    #[serde(default)]
+    length: Option<u64>,
+    #[serde(default)]
+    restarts: u64,
     #[serde(default)]
     retired: bool,
 }
@@ -260,6 +292,8 @@ fn save_chains(chains: &McmcChains, path: &Path) -> std::io::Result<()> {
                 distance: c.distance,
                 proposals: c.proposals,
                 accepted: c.accepted,
+                length: Some(c.length),
+                restarts: c.restarts,
                 retired: c.retired,
             };
             (seed, saved)
@@ -301,6 +335,8 @@ where
                 *chain = Chain {
                     proposals: saved.proposals,
                     accepted: saved.accepted,
+                    length: saved.length.unwrap_or(saved.accepted),
+                    restarts: saved.restarts,
                     energy: saved.energy,
                     distance: saved.distance,
                     ..Chain::new(*id, name.clone())
@@ -312,6 +348,8 @@ where
             None if saved.retired => {
                 chain.proposals = saved.proposals;
                 chain.accepted = saved.accepted;
+                chain.length = saved.length.unwrap_or(saved.accepted);
+                chain.restarts = saved.restarts;
                 chain.distance = saved.distance;
             }
             None => continue,
@@ -345,6 +383,15 @@ mod tests {
         SeedId(format!("seed{n}"))
     }
 
+    fn accepted(name: impl Into<String>) -> LastAcceptance {
+        LastAcceptance {
+            name: name.into(),
+            energy: 1.0,
+            distance: 0.5,
+            from_seed: false,
+        }
+    }
+
     #[test]
     fn a_full_rotation_retires_its_oldest_chain_and_keeps_the_active_one_turning() {
         let mut chains = McmcChains::default();
@@ -355,7 +402,7 @@ mod tests {
             );
         }
         chains.active = 2;
-        chains.move_chain(&seed(0), CorpusId(7), "w0", 1.0, 0.5);
+        chains.move_chain(&seed(0), CorpusId(7), &accepted("w0"));
         assert_eq!(chains.current_state(&seed(0), "w0"), Some(CorpusId(7)));
         // The chain left its seed's entry.
         assert_eq!(chains.unvisited, [CorpusId(0)]);
@@ -421,6 +468,46 @@ mod tests {
     }
 
     #[test]
+    fn a_chain_starts_again_from_its_seed_at_its_longest_and_a_resume_keeps_its_length() {
+        use libafl::corpus::Testcase;
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = crate::mcmc::test_state(dir.path());
+        let mut chains = McmcChains::default();
+        chains.start(seed(0), CorpusId(100), "v0".into(), None);
+        for step in 1..=3 {
+            chains.move_chain(&seed(0), CorpusId(100 + step), &accepted(format!("w{step}")));
+        }
+        let chain = &chains.chains[&seed(0)];
+        assert!(chain.starts_again(Some(3)));
+        assert!(!chain.starts_again(Some(4)) && !chain.starts_again(None));
+        // A proposal from the seed, accepted: the chain is one move long again.
+        let restarted = Variant::new(seed(0), vec![ccfuzz_mutators::edit::Edit::Delete { stmt: 9 }]);
+        let id = state.corpus_mut().add(Testcase::new(restarted.clone())).unwrap();
+        let from_seed = LastAcceptance {
+            from_seed: true,
+            ..accepted(restarted.name())
+        };
+        chains.move_chain(&seed(0), id, &from_seed);
+        let chain = &chains.chains[&seed(0)];
+        assert_eq!((chain.length, chain.accepted, chain.restarts), (1, 4, 1));
+        assert!(!chain.starts_again(Some(3)));
+        assert_eq!(chains.unvisited, [100, 101, 102, 103].map(CorpusId));
+        assert_eq!((chains.mean_length(), chains.restarts()), (1.0, 1));
+
+        let path = dir.path().join("chains.json");
+        save_chains(&chains, &path).unwrap();
+        let mut fresh = McmcChains::default();
+        fresh.start(seed(0), CorpusId(100), "v0".into(), None);
+        state.add_metadata(fresh);
+        assert_eq!(restore_chains(&mut state, &path, None).unwrap(), 1);
+        let chain = &state.metadata::<McmcChains>().unwrap().chains[&seed(0)];
+        assert_eq!(
+            (chain.current, chain.length, chain.accepted, chain.restarts),
+            (id, 1, 4, 1)
+        );
+    }
+
+    #[test]
     fn a_chain_goes_on_from_a_state_saved_under_an_older_name() {
         use libafl::corpus::Testcase;
         let dir = tempfile::tempdir().unwrap();
@@ -444,8 +531,9 @@ mod tests {
         std::fs::write(&path, saved.to_string()).unwrap();
         assert_eq!(restore_chains(&mut state, &path, None).unwrap(), 1);
         let chain = &state.metadata::<McmcChains>().unwrap().chains[&seed(0)];
-        // It stands on the state, which it knows by the state's name from now on.
-        assert_eq!((chain.current, chain.accepted), (id, 30));
+        // It stands on the state, which it knows by the state's name from now on; the file
+        // predates restarts, so its length is every move it accepted.
+        assert_eq!((chain.current, chain.accepted, chain.length), (id, 30, 30));
         assert_eq!(chain.current_name, moved.name());
     }
 
@@ -454,7 +542,7 @@ mod tests {
         let mut chains = McmcChains::default();
         chains.start(seed(0), CorpusId(0), "v0".into(), None);
         for step in 1..=1000 {
-            chains.move_chain(&seed(0), CorpusId(step), &format!("w{step}"), 1.0, 0.5);
+            chains.move_chain(&seed(0), CorpusId(step), &accepted(format!("w{step}")));
         }
         // Every state it left, its seed's entry first.
         assert_eq!(chains.unvisited, (0..1000).map(CorpusId).collect::<Vec<_>>());
@@ -462,7 +550,7 @@ mod tests {
         // An accepted proposal that is the state it stands on moves it nowhere.
         assert_eq!(chains.current_state(&seed(0), "w1000"), Some(CorpusId(1000)));
         assert_eq!(chains.current_state(&seed(0), "w999"), None);
-        chains.move_chain(&seed(0), CorpusId(1000), "w1000", 1.0, 0.5);
+        chains.move_chain(&seed(0), CorpusId(1000), &accepted("w1000"));
         assert_eq!(chains.unvisited.len(), 1000);
     }
 
@@ -477,7 +565,7 @@ mod tests {
         chains.start(seed(1), CorpusId(3), "v1".into(), Some(1));
         assert_eq!(chains.unvisited, [1, 2, 0].map(CorpusId));
         // A proposal of the retired chain accepted after it retired is not kept either.
-        chains.move_chain(&seed(0), CorpusId(4), "w0", 1.0, 0.5);
+        chains.move_chain(&seed(0), CorpusId(4), &accepted("w0"));
         assert_eq!(chains.unvisited, [1, 2, 0, 0, 4].map(CorpusId));
 
         // After a resume, whatever the rotation does not stand on; a chain's current state (as

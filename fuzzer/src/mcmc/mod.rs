@@ -25,7 +25,7 @@ pub use acceptance::AcceptanceFeedback;
 pub use chains::{restore_chains, Chain, ChainsFile, DistanceByLength, McmcChains};
 pub use decision_log::DecisionLog;
 pub use mutator::{ChainMutator, PendingProposal};
-pub use options::{Family, Guidance, McmcOptions};
+pub use options::{Family, Guidance, McmcOptions, LONGEST_CHAIN};
 pub use scheduler::McmcScheduler;
 
 /// A campaign's LibAFL state on a fresh corpus in `dir`, without feedback, for the tests.

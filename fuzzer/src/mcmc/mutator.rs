@@ -25,21 +25,26 @@ pub struct PendingProposal {
     pub name: String,
     pub log_q_ratio: f64,
     pub family: Family,
+    /// Made from the seed itself: the chain, at its longest, starts again.
+    pub from_seed: bool,
 }
 impl_serdeany!(PendingProposal);
 
-/// Proposes a move of the chain with a family drawn uniformly.
+/// Proposes a move of the chain with a family drawn uniformly; from the seed itself once the
+/// chain made its longest number of accepted moves.
 pub struct ChainMutator {
     families: Vec<Family>,
+    longest_chain: Option<u64>,
     athena: AthenaMutator,
     hermes: [HermesMutator; 3],
     orion: OrionMutator,
 }
 
 impl ChainMutator {
-    pub fn new(programs: Arc<Programs>, families: Vec<Family>) -> Self {
+    pub fn new(programs: Arc<Programs>, families: Vec<Family>, longest_chain: Option<u64>) -> Self {
         ChainMutator {
             families,
+            longest_chain,
             athena: AthenaMutator::new(programs.clone()),
             hermes: Strategy::ALL.map(|s| HermesMutator::new(programs.clone(), s)),
             orion: OrionMutator::new(programs),
@@ -63,13 +68,19 @@ impl<S: HasRand + HasMetadata + HasCorpus<Variant>> Mutator<Variant, S> for Chai
         // The entry being mutated is its chain's state, whose name the chain holds: read back
         // from disk, the variant would hash its edits again to learn it.
         let scheduled = *state.corpus().current();
+        let mut from_seed = false;
         if let Some(chain) = state
             .metadata::<McmcChains>()
             .ok()
             .and_then(|c| c.chains.get(&input.seed))
         {
             if Some(chain.current) == scheduled {
-                input.remember_name(chain.current_name.clone());
+                if chain.starts_again(self.longest_chain) {
+                    *input = Variant::of_seed(input.seed.clone());
+                    from_seed = true;
+                } else {
+                    input.remember_name(chain.current_name.clone());
+                }
             }
         }
         input.descend();
@@ -90,6 +101,7 @@ impl<S: HasRand + HasMetadata + HasCorpus<Variant>> Mutator<Variant, S> for Chai
                 name: input.name(),
                 log_q_ratio,
                 family,
+                from_seed,
             });
         }
         Ok(result)
@@ -97,5 +109,77 @@ impl<S: HasRand + HasMetadata + HasCorpus<Variant>> Mutator<Variant, S> for Chai
 
     fn post_exec(&mut self, _state: &mut S, _new_corpus_id: Option<CorpusId>) -> Result<(), Error> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcmc::test_state;
+    use ccfuzz_mutators::edit::Edit;
+    use ccfuzz_mutators::model::Execution;
+    use ccfuzz_mutators::seed::{Seed, SeedProfile, SeedStore};
+    use libafl::corpus::Testcase;
+
+    #[test]
+    fn a_chain_at_its_longest_proposes_from_its_seed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = test_state(dir.path());
+        let store = SeedStore::open(dir.path().join("seeds")).unwrap();
+        // Lines 4–6 never ran: Athena deletes or transplants there.
+        let text = "int g;\nint main(void) {\n  if (g) {\n    g = 1;\n    g = 2;\n    g = 3;\n  }\n  return 0;\n}\n";
+        let profile = SeedProfile {
+            origin: "test".into(),
+            headers: store.put_headers("").unwrap(),
+            include_block_len: 0,
+            line_counts: [(2, 1), (3, 1), (4, 0), (5, 0), (6, 0), (8, 1)].into_iter().collect(),
+            expected_exit: 0,
+            run_ms: Some(1),
+        };
+        let seed = Seed::new(text.into(), profile, Vec::new());
+        store.put(&seed).unwrap();
+        let programs = Arc::new(Programs::new(store, usize::MAX));
+        let program = &programs.get(&seed.id).unwrap().program;
+        let edits: Vec<Edit> = program
+            .statements
+            .iter()
+            .filter(|s| s.execution == Execution::NotExecuted && s.is_deletable())
+            .take(2)
+            .map(|s| Edit::Delete { stmt: s.id })
+            .collect();
+        assert_eq!(edits.len(), 2);
+        let long = Variant::new(seed.id.clone(), edits);
+        let id = state.corpus_mut().add(Testcase::new(long.clone())).unwrap();
+        let mut chains = McmcChains::default();
+        chains.start(seed.id.clone(), id, long.name(), None);
+        chains.chains.get_mut(&seed.id).unwrap().length = 2;
+        state.add_metadata(chains);
+        *state.corpus_mut().current_mut() = Some(id);
+
+        let parent_of = |longest, state: &mut crate::campaign::options::CampaignState| {
+            let mut mutator = ChainMutator::new(programs.clone(), vec![Family::Athena], longest);
+            // Athena's draw may find no move: it is drawn again.
+            let mut input = long.clone();
+            let mut draws = 1;
+            while mutator.mutate(state, &mut input).unwrap() == MutationResult::Skipped {
+                draws += 1;
+                assert!(draws < 1000, "Athena finds no move");
+                input = long.clone();
+            }
+            let pending = state.remove_metadata::<PendingProposal>().unwrap();
+            assert_eq!(pending.name, input.name());
+            let parent = input.lineage.parent.as_ref().unwrap().name.clone();
+            (parent, pending.from_seed, input.edits().len())
+        };
+        // Two moves long: below a longest length of 3 it goes on from its state.
+        for longest in [None, Some(3)] {
+            let (parent, from_seed, _) = parent_of(longest, &mut state);
+            assert_eq!((parent, from_seed), (long.name(), false));
+        }
+        // At its longest, the proposal is one move from the seed.
+        let (parent, from_seed, edits) = parent_of(Some(2), &mut state);
+        assert_eq!(parent, Variant::of_seed(seed.id.clone()).name());
+        assert!(from_seed);
+        assert_eq!(edits, 1);
     }
 }

@@ -117,18 +117,17 @@ where
                 (input.seed.clone(), input.name(), input.edits().is_empty())
             }
         };
-        let acceptance = state
-            .metadata_map()
-            .get::<LastAcceptance>()
-            .filter(|a| a.name == name)
-            .map(|a| (a.energy, a.distance));
+        let matches = |acceptance: &LastAcceptance| acceptance.name == name;
+        let acceptance = match state.metadata_map().get::<LastAcceptance>() {
+            Some(acceptance) if matches(acceptance) => state.remove_metadata::<LastAcceptance>(),
+            _ => None,
+        };
         if acceptance.is_some() && !added_novelty(state, id)? {
             self.states_only.insert(id);
         }
         let chains = state.metadata_or_insert_with(McmcChains::default);
-        if let Some((energy, distance)) = acceptance {
-            chains.move_chain(&seed, id, &name, energy, distance);
-            state.remove_metadata::<LastAcceptance>();
+        if let Some(acceptance) = acceptance {
+            chains.move_chain(&seed, id, &acceptance);
         } else if unedited && !chains.chains.contains_key(&seed) {
             // A chain starts on its seed's entry.
             if let Some(retired) = chains.start(seed.clone(), id, name, self.rotation) {
@@ -274,6 +273,7 @@ mod tests {
                 name: variant.name(),
                 energy: 1.0,
                 distance: 0.5,
+                from_seed: false,
             });
             state.add_metadata(AddedVariant { input: variant.clone() });
         }
@@ -312,6 +312,7 @@ mod tests {
                     name: proposal.name(),
                     energy: 1.0,
                     distance: 0.5,
+                    from_seed: false,
                 });
                 state.add_metadata(AddedVariant {
                     input: proposal.clone(),
