@@ -149,6 +149,15 @@ fn a_second_finding_of_a_reduced_bug_is_absorbed_without_reduction() {
         replay_insertion(&out, &config, id, "g = g;\n");
     }
     assert_eq!(findings(&out).len(), 2);
+    // A triage killed while reducing both left its reducer's program in their work directories.
+    for finding in findings(&out) {
+        let reduced = out
+            .join("triage/work")
+            .join(finding.file_name().unwrap())
+            .join("reduced/test.c");
+        std::fs::create_dir_all(reduced.parent().unwrap()).unwrap();
+        std::fs::write(&reduced, &plain_char).unwrap();
+    }
 
     let log = triage_without_text_reduction(&out, &config);
     assert!(
@@ -162,7 +171,9 @@ fn a_second_finding_of_a_reduced_bug_is_absorbed_without_reduction() {
     let work = out.join("triage/work");
     let verdicts: Vec<serde_json::Value> = std::fs::read_dir(&work)
         .unwrap()
-        .map(|e| serde_json::from_slice(&std::fs::read(e.unwrap().path().join("result.json")).unwrap()).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|path| path.is_dir())
+        .map(|path| serde_json::from_slice(&std::fs::read(path.join("result.json")).unwrap()).unwrap())
         .collect();
     let duplicate = verdicts
         .iter()
@@ -176,4 +187,11 @@ fn a_second_finding_of_a_reduced_bug_is_absorbed_without_reduction() {
         .join(duplicate["finding"].as_str().unwrap())
         .join("reduced")
         .exists());
+    // What the killed triage had reduced goes once each finding has its verdict, whichever.
+    let left: Vec<_> = std::fs::read_dir(&work)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".interrupted.c"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -349,6 +349,9 @@ pub fn triage_campaign(out: &Path, options: &Options) -> Result<(Vec<Triaged>, V
                     result.fingerprint.as_deref().unwrap_or("-")
                 );
                 fs::write(work.join("result.json"), serde_json::to_vec_pretty(&result)?)?;
+                // A finding with a verdict is not triaged again: a stopped reduction's program,
+                // set aside for that, is of no use (a duplicate or a flaky one never needed it).
+                let _ = fs::remove_file(interrupted_path(&work));
                 results.push(result);
             }
             // One finding that cannot be triaged must not stop the others; it is tried again
