@@ -74,7 +74,19 @@ fn ctrl_c_stops_cleanly_and_the_campaign_resumes() {
     let config = write_config(dir.path(), &["tcc"], 60.0);
     let seeds = seeds("dead");
     let log = dir.path().join("log");
-    let mut child = start(&out, &config, &log, &["--seeds", seeds.to_str().unwrap()]);
+    // Scratch outside the output directory, as on /dev/shm: one directory, held by a lock.
+    let scratch_root = dir.path().join("scratch");
+    let scratch_dirs = || match std::fs::read_dir(&scratch_root) {
+        Ok(entries) => entries.map(|e| e.unwrap().path()).collect(),
+        Err(_) => Vec::new(),
+    };
+    let scratch = ["--scratch", scratch_root.to_str().unwrap()];
+    let mut child = start(
+        &out,
+        &config,
+        &log,
+        &[&["--seeds", seeds.to_str().unwrap()][..], &scratch].concat(),
+    );
     let start_time = Instant::now();
     while decisions(&out) < 30 {
         assert!(
@@ -83,6 +95,10 @@ fn ctrl_c_stops_cleanly_and_the_campaign_resumes() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    let held: Vec<std::path::PathBuf> = scratch_dirs();
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert!(held[0].join(".owner-lock").exists() && held[0].join("client-1").is_dir());
+    assert!(!out.join("tmp").exists());
     // What a terminal does on Ctrl-C: SIGINT to every process of the foreground job.
     killpg(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
     let status = wait_for_exit(&mut child, Duration::from_secs(60));
@@ -90,9 +106,9 @@ fn ctrl_c_stops_cleanly_and_the_campaign_resumes() {
     assert!(status.success(), "{status:?}\n{printed}");
     assert!(printed.contains("campaign stopped on request after"), "{printed}");
     assert!(
-        !out.join("tmp").exists(),
-        "tmp/ is left: {} entries",
-        entries_under(&out.join("tmp"))
+        !held[0].exists(),
+        "the scratch is left: {} entries",
+        entries_under(&held[0])
     );
 
     // The report and the chains were written when the client stopped, from the same state.
@@ -110,9 +126,10 @@ fn ctrl_c_stops_cleanly_and_the_campaign_resumes() {
     let log = campaign(
         &out,
         &config,
-        &["--seeds", seeds.to_str().unwrap(), "--iterations", "5"],
+        &[&["--seeds", seeds.to_str().unwrap(), "--iterations", "5"][..], &scratch].concat(),
     );
     assert!(log.contains(&format!("resumed with {saved} corpus entries")), "{log}");
+    assert!(scratch_dirs().is_empty(), "{:?}", scratch_dirs());
     assert!(log.contains("chains continue where they stopped"), "{log}");
     let proposals = proposals_in_chains_file(&out);
     assert!(
@@ -138,7 +155,13 @@ fn files_a_compiler_leaves_in_its_directory_are_cleared_every_few_executions() {
         &out,
         &config,
         &log,
-        &["--seeds", seeds.to_str().unwrap(), "--iterations", "120"],
+        &[
+            "--seeds",
+            seeds.to_str().unwrap(),
+            "--iterations",
+            "120",
+            "--scratch-on-disk",
+        ],
     );
     let left_now = || {
         std::fs::read_dir(out.join("tmp/client-1/exec"))
@@ -191,6 +214,7 @@ fn scratch_does_not_grow_with_executions() {
                 "150",
                 "--max-seed-share",
                 "1",
+                "--scratch-on-disk",
             ])
             .stdout(std::fs::File::create(&log).unwrap())
             .stderr(Stdio::null())

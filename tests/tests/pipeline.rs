@@ -169,7 +169,13 @@ fn a_compile_that_outlives_its_timeout_is_a_hang() {
     let log = campaign(
         &out,
         &config,
-        &["--seeds", seed_dir.to_str().unwrap(), "--iterations", "2"],
+        &[
+            "--seeds",
+            seed_dir.to_str().unwrap(),
+            "--iterations",
+            "2",
+            "--scratch-on-disk",
+        ],
     );
     let found = findings(&out);
     assert_eq!(found.len(), 1, "{log}");

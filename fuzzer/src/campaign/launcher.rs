@@ -4,12 +4,14 @@
 //!
 //! Output directory layout: `seeds/` (the seed store), `corpus/` (variants, postcard),
 //! `solutions/` (LibAFL's copy of objective inputs), `findings/` (one directory per finding),
-//! `tmp/` (per-client scratch, removed at start and when the campaign stops), `stats.json` (monitor).
+//! `tmp/` (per-client scratch, removed at start and when the campaign stops; in `/dev/shm` when
+//! it has room), `stats.json` (monitor).
 
 use crate::campaign::broker::Broker;
 use crate::campaign::client::{client, now_secs};
 use crate::campaign::manager::ConfiguredManager;
 use crate::campaign::options::{CampaignOptions, CampaignState, SeedSource};
+use crate::campaign::scratch;
 use crate::exec::instrument::Instruments;
 use crate::ops::shutdown;
 use crate::ops::status::StatusMonitor;
@@ -25,15 +27,26 @@ use std::num::NonZeroUsize;
 use std::time::{Duration, SystemTime};
 
 /// Runs the campaign to its end (or forever).
-pub fn run_campaign(options: CampaignOptions) -> Result<()> {
+pub fn run_campaign(mut options: CampaignOptions) -> Result<()> {
     std::fs::create_dir_all(&options.out).with_context(|| format!("cannot create {}", options.out.display()))?;
     let started = SystemTime::now();
     shutdown::share_stop_flag()?;
     shutdown::handle_stop_signals()?;
+    let cores =
+        Cores::from_cmdline(&options.cores).map_err(|e| anyhow::anyhow!("bad --cores {}: {e}", options.cores))?;
+    if options.scratch_root.is_none() && !options.scratch_on_disk {
+        options.scratch_root = scratch::shared_memory_root(cores.ids.len());
+    }
     let tmp = options.scratch();
     // Scratch files of a killed run are garbage; corpus, seeds and findings are never touched.
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp)?;
+    let _held_scratch = scratch::hold_fresh(&tmp)?;
+    if let Some(root) = &options.scratch_root {
+        log::info!("scratch in {}", tmp.display());
+        match scratch::remove_abandoned(root, &tmp) {
+            0 => {}
+            removed => log::info!("removed the scratch of {removed} campaigns that were killed"),
+        }
+    }
     match crate::ops::orphan_memory::clean_up_and_mark_start(&options.out) {
         Ok(0) => {}
         Ok(removed) => {
@@ -41,8 +54,6 @@ pub fn run_campaign(options: CampaignOptions) -> Result<()> {
         }
         Err(e) => log::warn!("{e:#}"),
     }
-    let cores =
-        Cores::from_cmdline(&options.cores).map_err(|e| anyhow::anyhow!("bad --cores {}: {e}", options.cores))?;
     let store = options.store()?;
     if let SeedSource::Directory(dir) = &options.seeds {
         // The directory's seeds are vetted on the campaign's cores before its clients start.

@@ -11,6 +11,7 @@ pub mod progress;
 pub mod replay;
 pub mod report;
 pub mod resume;
+pub mod scratch;
 pub mod summary;
 
 pub use launcher::run_campaign;

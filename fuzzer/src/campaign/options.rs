@@ -77,8 +77,10 @@ pub struct CampaignOptions {
     pub mcmc: McmcOptions,
     /// Time between status lines (default: every second on a terminal, else every 10 s).
     pub status_interval: Option<Duration>,
-    /// Where scratch directories go instead of OUT/tmp (a tmpfs such as /dev/shm).
+    /// Where scratch directories go instead of OUT/tmp; when none is given, `/dev/shm` if it
+    /// has room (see [`crate::campaign::scratch`]) unless `scratch_on_disk`.
     pub scratch_root: Option<PathBuf>,
+    pub scratch_on_disk: bool,
     /// With generated seeds: the largest share of a client's time that making seeds may take;
     /// a seed gets more than its variants while the share is above it.
     pub max_seed_share: f64,
@@ -98,7 +100,7 @@ impl CampaignOptions {
                 let out = std::fs::canonicalize(&self.out).unwrap_or_else(|_| self.out.clone());
                 let mut hasher = DefaultHasher::new();
                 out.hash(&mut hasher);
-                root.join(format!("ccfuzz-{:016x}", hasher.finish()))
+                root.join(format!("{}{:016x}", crate::campaign::scratch::PREFIX, hasher.finish()))
             }
         }
     }

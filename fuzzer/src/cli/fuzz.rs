@@ -68,10 +68,13 @@ pub struct FuzzArgs {
     /// rewritten in place, else 10).
     #[arg(long)]
     pub status_interval: Option<f64>,
-    /// Put scratch directories (variants, binaries, compiler temporaries) under this directory
-    /// instead of OUT/tmp: a tmpfs such as /dev/shm saves disk writes.
-    #[arg(long)]
+    /// Put scratch directories (variants, binaries, compiler temporaries) under this directory.
+    /// Default: /dev/shm when it is a tmpfs with 64 MB free per core, else OUT/tmp.
+    #[arg(long, conflicts_with = "scratch_on_disk")]
     pub scratch: Option<PathBuf>,
+    /// Keep scratch directories in OUT/tmp even when /dev/shm has room.
+    #[arg(long)]
+    pub scratch_on_disk: bool,
     /// With generated seeds: the largest share of each core's time that making seeds (csmith,
     /// profiling, vetting) may take; a seed keeps being mutated past --variants-per-seed while
     /// the share is above it. Only fast compilers (tcc, pcc) reach it: against gcc and clang at
@@ -136,6 +139,7 @@ impl FuzzArgs {
             mcmc: self.mcmc.options(),
             status_interval: self.status_interval.map(std::time::Duration::from_secs_f64),
             scratch_root: self.scratch,
+            scratch_on_disk: self.scratch_on_disk,
             max_seed_share: self.max_seed_share,
             random_seed: self.random_seed,
         })
