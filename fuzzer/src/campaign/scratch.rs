@@ -112,6 +112,19 @@ mod tests {
         lock.set_modified(SystemTime::now() - LOCK_SETTLING * 2).unwrap();
     }
 
+    /// Removes abandoned scratch until `expected` directories went, or ten seconds passed: a
+    /// lock is free once every process holding it has exited (a killed command, or a fork of
+    /// another test's thread between its `fork` and its `exec`).
+    fn remove_abandoned_until(root: &Path, own: &Path, expected: usize) -> usize {
+        let started = std::time::Instant::now();
+        let mut removed = remove_abandoned(root, own);
+        while removed < expected && started.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+            removed += remove_abandoned(root, own);
+        }
+        removed
+    }
+
     #[test]
     fn scratch_a_dead_campaign_left_goes_and_a_running_ones_stays() {
         let root = tempfile::tempdir().unwrap();
@@ -149,7 +162,7 @@ mod tests {
         for dir in [&own, &running, &dead] {
             age(dir);
         }
-        assert_eq!(remove_abandoned(root.path(), &own), 1);
+        assert_eq!(remove_abandoned_until(root.path(), &own, 1), 1);
         assert!(!dead.exists());
         for dir in [&own, &running, &young, &unlocked, &other] {
             assert!(dir.exists(), "{} went", dir.display());
@@ -161,7 +174,7 @@ mod tests {
         )
         .unwrap();
         holder.wait().unwrap();
-        assert_eq!(remove_abandoned(root.path(), &own), 1);
+        assert_eq!(remove_abandoned_until(root.path(), &own, 1), 1);
         assert!(!running.exists() && own.exists());
     }
 
