@@ -26,9 +26,11 @@ pub const COUNTER_MAP_SIZE: usize = 4096;
 /// The hashed counter map (magnitudes, not hit counts: no AFL bucketing).
 pub type CounterMapObserver = StdMapObserver<'static, u8, false>;
 
-/// An empty counter map named `counters`.
-pub fn counter_map() -> CounterMapObserver {
-    StdMapObserver::owned("counters", vec![0u8; COUNTER_MAP_SIZE])
+/// An empty counter map named `counters`; of one entry when no compiler reports counters, as
+/// LibAFL scans the map after every execution and serializes it with every new corpus entry.
+pub fn counter_map(observed: bool) -> CounterMapObserver {
+    let len = if observed { COUNTER_MAP_SIZE } else { 1 };
+    StdMapObserver::owned("counters", vec![0u8; len])
 }
 
 /// Where a compiler's counters come from.
@@ -305,10 +307,13 @@ mod tests {
             (magnitude(0), magnitude(1), magnitude(2), magnitude(3), magnitude(1024)),
             (0, 1, 2, 2, 11)
         );
-        let mut map = counter_map();
+        let mut map = counter_map(true);
         let counters: Counters = [("a: b".to_string(), 5), ("c: d".to_string(), 0)].into();
         fill_map(&counters, &mut map);
         assert_eq!(map.get(slot("a: b", COUNTER_MAP_SIZE)), 3);
         assert_eq!(map.count_bytes(), 1);
+        let mut unobserved = counter_map(false);
+        fill_map(&counters, &mut unobserved);
+        assert_eq!((unobserved.len(), unobserved.get(0)), (1, 3));
     }
 }

@@ -132,7 +132,7 @@ where
     if configurations.iter().any(|c| c.observe.coverage.is_some()) {
         observed_maps.push((coverage.name().to_string(), format!("{}_covered", coverage.name())));
     }
-    if configurations.iter().any(|c| c.observe.counters.is_some()) {
+    if options.config.observes_counters() {
         observed_maps.push((counters.name().to_string(), "distinct_counters".to_string()));
     }
     let acceptance = AcceptanceFeedback::new(

@@ -255,6 +255,11 @@ impl Config {
             .any(|c| c.observe.coverage.is_some() || c.observe.counters.is_some())
     }
 
+    /// Whether some configuration reports optimization counters.
+    pub fn observes_counters(&self) -> bool {
+        self.configurations.iter().any(|c| c.observe.counters.is_some())
+    }
+
     /// This machine's default: the newest installed gcc and clang (with `all_versions`, every
     /// installed version) at -O0, -O1, -Os, -O2 and -O3, plus tcc and pcc. Seeds are vetted,
     /// and findings guarded, by the newest clang that builds sanitized binaries other than the

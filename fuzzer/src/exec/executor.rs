@@ -8,6 +8,7 @@ use crate::config::{Config, ReferenceGate};
 use crate::exec::compile::{compile_and_run, BinaryRuns};
 use crate::exec::instrument::Additions;
 use crate::exec::instrument::Instruments;
+use crate::exec::source_file::SourceFile;
 use crate::exec::validity::{gate, prints_seed_output, variant_run_timeout, Gate};
 use anyhow::Context;
 use ccfuzz_mutators::input::Variant;
@@ -60,7 +61,7 @@ impl ExecutionObservers {
         Ok(ExecutionObservers {
             execution: ExecutionObserver::new("execution"),
             coverage,
-            counters: counter_map(),
+            counters: counter_map(config.observes_counters()),
             counter_names: CounterNamesObserver::new("counter_names"),
             instruments,
         })
@@ -73,6 +74,9 @@ impl ExecutionObservers {
         config: Config,
         workdir: PathBuf,
     ) -> CompileRunExecutor<ObserverTuple> {
+        // Compilers run in the private directory and are given its files' paths.
+        let workdir = std::path::absolute(&workdir).unwrap_or(workdir);
+        let source = SourceFile::new(private_dir(&workdir).join(VARIANT_SOURCE));
         let handles = ObserverHandles {
             execution: self.execution.handle(),
             coverage: self.coverage.handle(),
@@ -93,8 +97,8 @@ impl ExecutionObservers {
             programs,
             config,
             reference_on_disagreement,
-            // Compilers run in the private directory and are given its files' paths.
-            workdir: std::path::absolute(&workdir).unwrap_or(workdir),
+            workdir,
+            source,
         }
     }
 }
@@ -108,6 +112,7 @@ pub struct CompileRunExecutor<OT> {
     /// The gate runs on disagreement: asked for, and the reference is no tested configuration.
     reference_on_disagreement: bool,
     workdir: PathBuf,
+    source: SourceFile,
     /// Executions since the private directory was last listed and emptied.
     unlisted: u32,
     pub totals: ExecutorTotals,
@@ -155,7 +160,7 @@ impl<OT> CompileRunExecutor<OT> {
     /// gate, with every configuration. With the gate on disagreement, the tested configurations
     /// run first and the reference only decides when one of them does not print the seed's
     /// output.
-    fn execute(&self, input: &Variant, reports: &mut Reports, list_dir: bool) -> anyhow::Result<()> {
+    fn execute(&mut self, input: &Variant, reports: &mut Reports, list_dir: bool) -> anyhow::Result<()> {
         let loaded = self.programs.get(&input.seed)?;
         let text = self.programs.materialize(input)?;
         let dir = if list_dir {
@@ -164,15 +169,17 @@ impl<OT> CompileRunExecutor<OT> {
             self.private_dir()
         };
         let dir = dir.as_path();
-        let source = dir.join(VARIANT_SOURCE);
-        overwrite(&source, text.as_bytes()).with_context(|| format!("cannot write {}", source.display()))?;
+        self.source
+            .write(text.as_bytes())
+            .with_context(|| format!("cannot write {}", self.source.path().display()))?;
+        let source = self.source.path();
         let run_timeout = variant_run_timeout(loaded.seed.profile.run_ms, self.config.run_timeout());
         let reference = &self.config.reference;
         // With the gate on disagreement the reference links a binary only now and then.
         let binaries = self.config.configurations.len() + usize::from(!self.reference_on_disagreement);
         let mut runs = BinaryRuns::for_binaries(binaries);
         let variant = VariantFiles {
-            source: &source,
+            source,
             dir,
             seed: &loaded.seed,
             run_timeout,
@@ -201,7 +208,7 @@ impl<OT> CompileRunExecutor<OT> {
             let binary = dir.join(format!("prog{index}"));
             let (outcome, compile_time) = compile_and_run(
                 config,
-                &source,
+                source,
                 &binary,
                 &self.instruments.before(index, dir),
                 self.config.compile_timeout(),
@@ -242,16 +249,17 @@ impl<OT> CompileRunExecutor<OT> {
 
     /// Where the executor compiles and runs: the compilers' `TMPDIR` too.
     pub fn private_dir(&self) -> PathBuf {
-        self.workdir.join("exec")
+        private_dir(&self.workdir)
     }
 
     /// The executor's private directory, emptied of the last execution's files (a compiler
     /// that crashed may have left its temporaries): creating and removing a directory for each
     /// execution took a twentieth of the client's CPU against tcc.
-    fn emptied_private_dir(&self) -> anyhow::Result<PathBuf> {
+    fn emptied_private_dir(&mut self) -> anyhow::Result<PathBuf> {
         let dir = self.private_dir();
         if empty_dir(&dir).is_err() {
             // Something that cannot be removed one by one: the directory goes whole.
+            self.source.forget();
             let _ = std::fs::remove_dir_all(&dir);
             empty_dir(&dir)?;
         }
@@ -429,20 +437,6 @@ where
     }
 }
 
-/// Writes `bytes` over the file at `path` in place. A file truncated to nothing and written
-/// again is written back by ext4 when it is closed (`auto_da_alloc`, against losing a file
-/// replaced that way): the variant's source written with `std::fs::write` took a tenth of the
-/// client's CPU against tcc, half of it in the open and the close.
-fn overwrite(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)?;
-    std::io::Write::write_all(&mut file, bytes)?;
-    file.set_len(bytes.len() as u64)
-}
-
 /// Creates `dir`, or removes what it holds but the variant's source.
 fn empty_dir(dir: &Path) -> anyhow::Result<()> {
     let entries = match std::fs::read_dir(dir) {
@@ -470,18 +464,7 @@ fn empty_dir(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::overwrite;
-
-    #[test]
-    fn an_overwritten_file_holds_exactly_the_new_text() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("variant.c");
-        overwrite(&path, b"int main(void) { return 12345; }\n").unwrap();
-        overwrite(&path, b"int main(void) { return 0; }\n").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"int main(void) { return 0; }\n");
-        overwrite(&path, b"int x;\nint main(void) { return x; }\n").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"int x;\nint main(void) { return x; }\n");
-    }
+/// Where an executor of the scratch directory `workdir` compiles and runs.
+fn private_dir(workdir: &Path) -> PathBuf {
+    workdir.join("exec")
 }

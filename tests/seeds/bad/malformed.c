@@ -1,2 +1,2 @@
-/* Missing semicolon: does not parse. */
+/* Missing semicolon: the reference does not compile it. */
 int main(void) { int x = 1 return x; }

@@ -302,18 +302,6 @@ impl SeedMaker {
         };
         let text = format!("{}{}", normalized.includes, normalized.body);
         let include_block_len = normalized.includes.len();
-        let unprofiled = match Program::parse_parts(&text, &headers, include_block_len, &BTreeMap::new()) {
-            Err(e) => return Ok(Err(Rejection::Parse(e.to_string()))),
-            Ok(program) => program,
-        };
-        // The parse's tens of megabytes are free now; the profiling runs that follow take
-        // seconds, and a campaign's RSS would hold them all that time (a client sampled during
-        // seed making showed 52-61 MB against 34 between seeds).
-        crate::ops::heap::return_freed_memory();
-        let reserved = self.reserved.defined_by(&unprofiled);
-        if !reserved.is_empty() {
-            return Ok(Err(Rejection::DefinesLibraryFunctions(reserved)));
-        }
         let Profiled {
             line_counts,
             reference,
@@ -389,6 +377,20 @@ impl SeedMaker {
             if let Some(error) = error {
                 return Ok(Err(Rejection::GuardWarnings(error)));
             }
+        }
+        // Parsed only once the compilers have vetted it: the parse is most of seed making's own
+        // CPU, and one csmith program in ten does not end within the seed timeout.
+        let unprofiled = match Program::parse_parts(&text, &headers, include_block_len, &BTreeMap::new()) {
+            Err(e) => return Ok(Err(Rejection::Parse(e.to_string()))),
+            Ok(program) => program,
+        };
+        // The parse's tens of megabytes are free now; the valuation's profiling runs that
+        // follow take seconds, and a campaign's RSS would hold them all that time (a client
+        // sampled during seed making showed 52-61 MB against 34 between seeds).
+        crate::ops::heap::return_freed_memory();
+        let reserved = self.reserved.defined_by(&unprofiled);
+        if !reserved.is_empty() {
+            return Ok(Err(Rejection::DefinesLibraryFunctions(reserved)));
         }
         let headers_hash = self.store.put_headers(&headers)?;
         let profile = SeedProfile {

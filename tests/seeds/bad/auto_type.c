@@ -1,0 +1,8 @@
+/* gcc and clang accept GNU C's __auto_type; the seed parser does not: rejected once the
+   compilers have vetted it. */
+#include <stdio.h>
+int main(void) {
+    __auto_type x = 42;
+    printf("%d\n", x);
+    return 0;
+}
