@@ -310,6 +310,21 @@ impl SeedMaker {
             Ok(profile) => profile,
             Err(rejection) => return Ok(Err(rejection)),
         };
+        // Parsed only once it ran: the parse is most of seed making's own CPU, and one csmith
+        // program in ten does not end within the seed timeout. Before the UB checks, which a
+        // seed defining a library function may fail for a reason less clear than this one's.
+        let unprofiled = match Program::parse_parts(&text, &headers, include_block_len, &BTreeMap::new()) {
+            Err(e) => return Ok(Err(Rejection::Parse(e.to_string()))),
+            Ok(program) => program,
+        };
+        // The parse's tens of megabytes are free now; the vetting and valuation runs that
+        // follow take seconds, and a campaign's RSS would hold them all that time (a client
+        // sampled during seed making showed 52-61 MB against 34 between seeds).
+        crate::ops::heap::return_freed_memory();
+        let reserved = self.reserved.defined_by(&unprofiled);
+        if !reserved.is_empty() {
+            return Ok(Err(Rejection::DefinesLibraryFunctions(reserved)));
+        }
         let expected = match oracle {
             Some(Oracle::TestSuite(expect)) if matches!(&reference, RunResult::Exited { code: 0, stdout, .. } if same_as_test_suite_expects(stdout, expect)) => {
                 reference.clone()
@@ -377,20 +392,6 @@ impl SeedMaker {
             if let Some(error) = error {
                 return Ok(Err(Rejection::GuardWarnings(error)));
             }
-        }
-        // Parsed only once the compilers have vetted it: the parse is most of seed making's own
-        // CPU, and one csmith program in ten does not end within the seed timeout.
-        let unprofiled = match Program::parse_parts(&text, &headers, include_block_len, &BTreeMap::new()) {
-            Err(e) => return Ok(Err(Rejection::Parse(e.to_string()))),
-            Ok(program) => program,
-        };
-        // The parse's tens of megabytes are free now; the valuation's profiling runs that
-        // follow take seconds, and a campaign's RSS would hold them all that time (a client
-        // sampled during seed making showed 52-61 MB against 34 between seeds).
-        crate::ops::heap::return_freed_memory();
-        let reserved = self.reserved.defined_by(&unprofiled);
-        if !reserved.is_empty() {
-            return Ok(Err(Rejection::DefinesLibraryFunctions(reserved)));
         }
         let headers_hash = self.store.put_headers(&headers)?;
         let profile = SeedProfile {
