@@ -54,7 +54,7 @@ pub fn env_at(point: &PointValues) -> Env {
         .zip(&point.values)
         .filter(|(_, values)| !values.is_empty())
         .map(|(readable, values)| EnvEntry {
-            expr: readable.expr.to_string(),
+            expr: readable.expr.clone(),
             kind: readable.kind,
             assignable: readable.assignable,
             values: values.iter().copied().collect(),

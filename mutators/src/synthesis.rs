@@ -9,6 +9,7 @@
 use ccfuzz_semantics::{convert, eval_binary, eval_unary, BinaryOp, IntKind, UnaryOp, Value};
 use libafl_bolts::rands::Rand;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// Larger Cartesian products are not evaluated; the operator is then not used.
 const PRODUCT_LIMIT: usize = 4096;
@@ -77,7 +78,8 @@ impl SynExpr {
 /// An lvalue of the environment with its observed values.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvEntry {
-    pub expr: String,
+    /// Shared with the valuation's readable: Hermes builds an environment at every proposal.
+    pub expr: Arc<str>,
     pub kind: IntKind,
     pub assignable: bool,
     pub values: Vec<i128>,
@@ -86,7 +88,7 @@ pub struct EnvEntry {
 impl EnvEntry {
     pub fn as_expr(&self) -> SynExpr {
         SynExpr {
-            text: self.expr.clone(),
+            text: self.expr.to_string(),
             kind: self.kind,
             values: self.values.clone(),
         }
@@ -105,10 +107,10 @@ impl Env {
     pub fn assign(&mut self, lvalue: &str, kind: IntKind, assignable: bool, values: &[i128]) {
         let converted: BTreeSet<i128> = values.iter().map(|v| convert(*v, kind)).collect();
         let values = converted.into_iter().collect();
-        match self.entries.iter_mut().find(|e| e.expr == lvalue) {
+        match self.entries.iter_mut().find(|e| &*e.expr == lvalue) {
             Some(entry) => entry.values = values,
             None => self.entries.push(EnvEntry {
-                expr: lvalue.to_string(),
+                expr: lvalue.into(),
                 kind,
                 assignable,
                 values,
@@ -319,7 +321,7 @@ fn dead_expression<R: Rand>(env: &Env, rand: &mut R) -> String {
                 ([only], false) => Some(Value::new(entry.kind, *only)),
                 _ => None,
             };
-            (entry.expr.clone(), known, entry.kind)
+            (entry.expr.to_string(), known, entry.kind)
         }
     };
     let (mut text, mut value, mut kind) = operand(rand);

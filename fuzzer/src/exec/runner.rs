@@ -213,6 +213,13 @@ pub fn run(command: Command, limits: &Limits) -> Result<Output> {
     let _ = killpg(pgid, Signal::SIGKILL);
     let status = super::spawn::wait(child.pid).with_context(|| format!("cannot wait for {program}"))?;
     let elapsed = start.elapsed();
+    // Read at once: with the group gone a pipe is at its end, and only one that something else
+    // still holds open is waited for.
+    for capture in [&mut stdout, &mut stderr] {
+        if !capture.closed {
+            capture.read_available().context("cannot read a child's output")?;
+        }
+    }
     let drained_by = Instant::now() + DRAIN_LIMIT;
     while !(stdout.closed && stderr.closed) {
         let left = drained_by.saturating_duration_since(Instant::now());

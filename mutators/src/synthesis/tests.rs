@@ -5,7 +5,7 @@ use super::*;
 use libafl_bolts::rands::StdRand;
 
 fn entry(name: &str) -> SynExpr {
-    env().entries.iter().find(|e| e.expr == name).unwrap().as_expr()
+    env().entries.iter().find(|e| &*e.expr == name).unwrap().as_expr()
 }
 
 fn env() -> Env {
