@@ -570,7 +570,7 @@ mod tests {
     #[test]
     fn a_deferred_chain_is_read_from_memory_and_written_as_differences_when_needed() {
         let dir = tempfile::tempdir().unwrap();
-        saved::defer_writes_in(dir.path());
+        saved::defer_writes_in(dir.path(), true);
         let states = saved_chain(dir.path(), 4);
         let paths: Vec<PathBuf> = states.iter().map(|s| dir.path().join(s.name())).collect();
         assert!(paths.iter().all(|p| !p.exists()));

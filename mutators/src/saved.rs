@@ -51,8 +51,9 @@ struct Written {
 
 static WRITTEN: Mutex<Option<HashMap<PathBuf, Written>>> = Mutex::new(None);
 
-/// The directories whose writes wait until the file is needed.
-static DEFERRED: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+/// The directories whose writes wait until the file is needed, each with whether LibAFL writes
+/// an entry's metadata file beside its files.
+static DEFERRED: Mutex<Option<HashMap<PathBuf, bool>>> = Mutex::new(None);
 
 fn with_written<T>(f: impl FnOnce(&mut HashMap<PathBuf, Written>) -> T) -> T {
     let mut written = WRITTEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -60,16 +61,25 @@ fn with_written<T>(f: impl FnOnce(&mut HashMap<PathBuf, Written>) -> T) -> T {
 }
 
 /// From now on, files saved in `dir` are written only when needed on disk. Only this process
-/// may read them meanwhile, through [`unwritten`].
-pub fn defer_writes_in(dir: &Path) {
+/// may read them meanwhile, through [`unwritten`]. Without `metadata_beside` (a corpus that
+/// writes no metadata files) a deleted file's metadata file is not looked for: an `unlink` that
+/// fails for every state a chain leaves.
+pub fn defer_writes_in(dir: &Path, metadata_beside: bool) {
     let mut deferred = DEFERRED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    deferred.get_or_insert_with(HashSet::new).insert(dir.to_path_buf());
+    deferred
+        .get_or_insert_with(HashMap::new)
+        .insert(dir.to_path_buf(), metadata_beside);
+}
+
+/// Whether `path`'s directory defers writes, and then whether its files have metadata beside.
+fn deferral(path: &Path) -> Option<bool> {
+    let deferred = DEFERRED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let dir = path.parent()?;
+    deferred.as_ref()?.get(dir).copied()
 }
 
 fn is_deferred(path: &Path) -> bool {
-    let deferred = DEFERRED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    path.parent()
-        .is_some_and(|dir| deferred.as_ref().is_some_and(|dirs| dirs.contains(dir)))
+    deferral(path).is_some()
 }
 
 /// Saves `content` as `path`: at once, or when it is needed on disk if its directory's writes
@@ -246,7 +256,9 @@ fn settle(written: &mut HashMap<PathBuf, Written>, mut path: PathBuf) -> std::io
             if file.unwritten.is_none() {
                 remove_if_there(&path)?;
             }
-            remove_if_there(&metadata_path(&path))?;
+            if deferral(&path).unwrap_or(true) {
+                remove_if_there(&metadata_path(&path))?;
+            }
             deleted += 1;
         }
         let Some(parent) = file.parent else {
@@ -417,7 +429,7 @@ mod tests {
     #[test]
     fn in_a_deferred_directory_only_what_is_needed_reaches_the_disk() {
         let dir = tempfile::tempdir().unwrap();
-        defer_writes_in(dir.path());
+        defer_writes_in(dir.path(), true);
         let files = chain(dir.path(), &["a", "b", "c", "d", "e"]);
         assert!(files.iter().all(|f| !f.exists()));
         // This process reads a waiting file from memory.
@@ -473,9 +485,24 @@ mod tests {
     }
 
     #[test]
+    fn without_metadata_files_a_deleted_state_looks_for_none() {
+        let dir = tempfile::tempdir().unwrap();
+        defer_writes_in(dir.path(), false);
+        let state = &chain(dir.path(), &["p"])[0];
+        pin_on_disk(state).unwrap();
+        assert!(state.exists());
+        // Not LibAFL's: nothing writes metadata in this directory, so a file of that name is
+        // someone else's.
+        std::fs::write(metadata_path(state), "{}").unwrap();
+        assert_eq!(unpin(state).unwrap(), 0);
+        assert_eq!(left(state, true).unwrap(), 1);
+        assert!(!state.exists() && metadata_path(state).exists());
+    }
+
+    #[test]
     fn a_deferred_file_someone_else_wrote_meanwhile_is_theirs() {
         let dir = tempfile::tempdir().unwrap();
-        defer_writes_in(dir.path());
+        defer_writes_in(dir.path(), true);
         let files = chain(dir.path(), &["x", "y"]);
         // Another client saved the same state (the same name, so the same content) first.
         std::fs::write(&files[0], "another client's").unwrap();

@@ -165,7 +165,7 @@ where
     );
     let fresh = state.is_none();
     // Most chain states are let go within a move: they reach the disk only when needed there.
-    saved::defer_writes_in(&options.out.join("corpus"));
+    saved::defer_writes_in(&options.out.join("corpus"), options.config.observes_maps());
     let random_seed = options.random_seed.unwrap_or_else(current_nanos) ^ desc.id() as u64;
     let mut state = match state {
         Some(state) => state,
