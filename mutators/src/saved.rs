@@ -19,7 +19,7 @@
 //! ever names a parent written here; any other state is saved whole.
 
 use std::any::Any;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
