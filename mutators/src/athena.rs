@@ -90,45 +90,42 @@ impl<'a> Visibility<'a> {
         self.visible(stmt) && self.program.statement(stmt).execution == Execution::NotExecuted
     }
 
-    /// Statements a deletion may remove.
-    fn deletable(&self) -> Vec<StmtId> {
+    /// Statements a deletion may remove. The four sets are iterators: a proposal's own sets
+    /// are only counted, for the reverse move's probability.
+    fn deletable(&self) -> impl Iterator<Item = StmtId> + '_ {
         self.program
             .statements
             .iter()
             .filter(|s| self.dead(s.id) && !self.deleted[s.id as usize] && s.is_deletable())
             .map(|s| s.id)
-            .collect()
     }
 
     /// Indexes of deletions that are not inside another deletion.
-    fn restorable(&self) -> Vec<usize> {
+    fn restorable(&self) -> impl Iterator<Item = usize> + '_ {
         let mut seen = HashSet::new();
         self.edits
             .iter()
             .enumerate()
-            .filter(|(_, e)| matches!(e, Edit::Delete { stmt } if self.visible(*stmt) && seen.insert(*stmt)))
+            .filter(move |(_, e)| matches!(e, Edit::Delete { stmt } if self.visible(*stmt) && seen.insert(*stmt)))
             .map(|(i, _)| i)
-            .collect()
     }
 
     /// Statements a transplant may go before.
-    fn locations(&self) -> Vec<StmtId> {
+    fn locations(&self) -> impl Iterator<Item = StmtId> + '_ {
         self.program
             .statements
             .iter()
             .filter(|s| self.dead(s.id) && self.program.accepts_insertion_before(s.id))
             .map(|s| s.id)
-            .collect()
     }
 
     /// Indexes of transplants that are not inside a deletion.
-    fn transplants(&self) -> Vec<usize> {
+    fn transplants(&self) -> impl Iterator<Item = usize> + '_ {
         self.edits
             .iter()
             .enumerate()
             .filter(|(_, e)| matches!(e, Edit::Transplant { stmt, .. } if self.visible(*stmt)))
             .map(|(i, _)| i)
-            .collect()
     }
 }
 
@@ -150,19 +147,19 @@ pub fn propose<R: Rand>(
     let mut next = edits.to_vec();
     let log_q_ratio = match kind {
         Move::Delete => {
-            let deletable = state.deletable();
+            let deletable: Vec<StmtId> = state.deletable().collect();
             let stmt = *rand.choose(&deletable)?;
             next.push(Edit::Delete { stmt });
-            ln(deletable.len()) - ln(Visibility::of(program, &next).restorable().len())
+            ln(deletable.len()) - ln(Visibility::of(program, &next).restorable().count())
         }
         Move::Restore => {
-            let restorable = state.restorable();
+            let restorable: Vec<usize> = state.restorable().collect();
             let index = *rand.choose(&restorable)?;
             next.remove(index);
-            ln(restorable.len()) - ln(Visibility::of(program, &next).deletable().len())
+            ln(restorable.len()) - ln(Visibility::of(program, &next).deletable().count())
         }
         Move::Transplant => {
-            let locations = state.locations();
+            let locations: Vec<StmtId> = state.locations().collect();
             let stmt = *rand.choose(&locations)?;
             let candidates = pool.candidates(program, seed, stmt);
             let candidate = candidates.candidate(rand.choose(&candidates.entries)?);
@@ -174,15 +171,15 @@ pub fn propose<R: Rand>(
                 shape: Arc::new(candidate.entry.fragment.shape.clone()),
                 choices,
             });
-            ln(locations.len()) + (choices as f64).ln() - ln(Visibility::of(program, &next).transplants().len())
+            ln(locations.len()) + (choices as f64).ln() - ln(Visibility::of(program, &next).transplants().count())
         }
         Move::Remove => {
-            let transplants = state.transplants();
+            let transplants: Vec<usize> = state.transplants().collect();
             let index = *rand.choose(&transplants)?;
             let Edit::Transplant { choices, .. } = next.remove(index) else {
                 unreachable!("transplant indexes name transplants")
             };
-            ln(transplants.len()) - ln(Visibility::of(program, &next).locations().len()) - (choices as f64).ln()
+            ln(transplants.len()) - ln(Visibility::of(program, &next).locations().count()) - (choices as f64).ln()
         }
     };
     Some(Proposal {

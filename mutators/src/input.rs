@@ -257,9 +257,11 @@ fn encode_for_name(seed: &SeedId, edits: &[Edit], out: &mut Vec<u8>) {
 }
 
 fn encode_shape(shape: &Shape, out: &mut Vec<u8>) {
-    encode_varint(shape.kind as u64, out);
-    encode_varint(shape.children.len() as u64, out);
-    for child in &shape.children {
+    // Destructured whole: a field added to `Shape` must be added here too.
+    let Shape { kind, children } = shape;
+    encode_varint(*kind as u64, out);
+    encode_varint(children.len() as u64, out);
+    for child in children {
         encode_shape(child, out);
     }
 }
@@ -413,6 +415,24 @@ mod tests {
     }
 
     #[test]
+    fn varints_of_every_width_are_postcards() {
+        for width in 1..=10u32 {
+            let first = 1u64.checked_shl(7 * (width - 1)).unwrap_or(0).max(u64::from(width > 1));
+            let last = if width == 10 {
+                u64::MAX
+            } else {
+                (1u64 << (7 * width)) - 1
+            };
+            for value in [first, last] {
+                let mut ours = Vec::new();
+                encode_varint(value, &mut ours);
+                assert_eq!(ours, postcard::to_allocvec(&value).unwrap(), "{value}");
+                assert_eq!(ours.len(), width as usize, "{value}");
+            }
+        }
+    }
+
+    #[test]
     fn names_are_the_xxh3_of_the_serialized_seed_and_edits() {
         // Stored corpus entries are named so: a change leaves the chains of a resumed campaign
         // to find their states by file name.
@@ -425,7 +445,7 @@ mod tests {
                 code: "x++;".repeat(i as usize % 300).into(),
             })
             .collect();
-        // Every kind of edit and field, with varints of one to ten bytes and nested shapes.
+        // Every kind of edit and field, with varints of several widths and nested shapes.
         let leaf = |kind| Shape {
             kind,
             children: Vec::new(),

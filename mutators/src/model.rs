@@ -285,7 +285,7 @@ impl Program {
     }
 
     /// The same program under another profile: what ran is all that gcov's counts change, so a
-    /// program parsed before it was profiled need not be parsed again.
+    /// program parsed before its counts were read need not be parsed again.
     pub fn with_line_counts(mut self, line_counts: &BTreeMap<u32, u64>) -> Program {
         for statement in &mut self.statements {
             statement.execution = Execution::of_lines(statement.lines, line_counts);

@@ -127,9 +127,8 @@ where
     let observers = ExecutionObservers::new(&options.config).map_err(anyhow_to_libafl)?;
     let (coverage, counters) = (&observers.coverage, &observers.counters);
     // Map name and statistic name of what the corpus covers inside the compilers.
-    let configurations = &options.config.configurations;
     let mut observed_maps = Vec::new();
-    if configurations.iter().any(|c| c.observe.coverage.is_some()) {
+    if options.config.observes_coverage() {
         observed_maps.push((coverage.name().to_string(), format!("{}_covered", coverage.name())));
     }
     if options.config.observes_counters() {
@@ -164,24 +163,25 @@ where
         options.out.join("findings"),
     );
     let fresh = state.is_none();
+    // An entry's metadata file tells what it added to the observed maps: without maps it holds
+    // zeros, and creating it was a tenth of the client's CPU against tcc.
+    let metadata_format = options
+        .config
+        .observes_maps()
+        .then_some(OnDiskMetadataFormat::JsonPretty);
     // Most chain states are let go within a move: they reach the disk only when needed there.
-    saved::defer_writes_in(&options.out.join("corpus"), options.config.observes_maps());
+    saved::defer_writes_in(&options.out.join("corpus"), metadata_format.is_some());
     let random_seed = options.random_seed.unwrap_or_else(current_nanos) ^ desc.id() as u64;
     let mut state = match state {
         Some(state) => state,
         None => StdState::new(
             StdRand::with_seed(random_seed),
             // LibAFL's lock files count the clients holding an entry, for its removal; entries
-            // are never removed from disk, and each would cost another file. An entry's
-            // metadata file tells what it added to the observed maps: without maps it holds
-            // zeros, and creating it was a tenth of the client's CPU against tcc.
+            // are never removed from disk, and each would cost another file.
             CachedOnDiskCorpus::with_meta_format_and_prefix(
                 options.out.join("corpus"),
                 CORPUS_CACHE,
-                options
-                    .config
-                    .observes_maps()
-                    .then_some(OnDiskMetadataFormat::JsonPretty),
+                metadata_format,
                 None,
                 false,
             )?,

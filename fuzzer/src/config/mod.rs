@@ -250,9 +250,12 @@ fn vetting_clang(clangs: &[Installed]) -> Option<String> {
 impl Config {
     /// Whether some configuration observes compiler coverage or optimization counters.
     pub fn observes_maps(&self) -> bool {
-        self.configurations
-            .iter()
-            .any(|c| c.observe.coverage.is_some() || c.observe.counters.is_some())
+        self.observes_coverage() || self.observes_counters()
+    }
+
+    /// Whether some configuration observes compiler coverage.
+    pub fn observes_coverage(&self) -> bool {
+        self.configurations.iter().any(|c| c.observe.coverage.is_some())
     }
 
     /// Whether some configuration reports optimization counters.

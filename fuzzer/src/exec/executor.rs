@@ -257,12 +257,7 @@ impl<OT> CompileRunExecutor<OT> {
     /// execution took a twentieth of the client's CPU against tcc.
     fn emptied_private_dir(&mut self) -> anyhow::Result<PathBuf> {
         let dir = self.private_dir();
-        if empty_dir(&dir).is_err() {
-            // Something that cannot be removed one by one: the directory goes whole.
-            self.source.forget();
-            let _ = std::fs::remove_dir_all(&dir);
-            empty_dir(&dir)?;
-        }
+        empty_keeping_source(&dir, &mut self.source)?;
         Ok(dir)
     }
 
@@ -437,20 +432,40 @@ where
     }
 }
 
-/// Creates `dir`, or removes what it holds but the variant's source.
-fn empty_dir(dir: &Path) -> anyhow::Result<()> {
+/// Empties `dir` but for the variant's source, which `source` forgets when it is not there: a
+/// directory removed by someone else (a cleaner of `/dev/shm`, an operator) and created again
+/// would otherwise have every later text written into the removed file.
+fn empty_keeping_source(dir: &Path, source: &mut SourceFile) -> anyhow::Result<()> {
+    match empty_dir(dir) {
+        Ok(true) => {}
+        Ok(false) => source.forget(),
+        Err(_) => {
+            // Something that cannot be removed one by one: the directory goes whole.
+            source.forget();
+            let _ = std::fs::remove_dir_all(dir);
+            empty_dir(dir)?;
+        }
+    }
+    Ok(())
+}
+
+/// Creates `dir`, or removes what it holds but the variant's source. Returns whether the source
+/// was there.
+fn empty_dir(dir: &Path) -> anyhow::Result<bool> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-            return Ok(());
+            return Ok(false);
         }
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
     };
+    let mut source_kept = false;
     for entry in entries {
         let entry = entry?;
         // The variant's source is written over.
         if entry.file_name() == VARIANT_SOURCE {
+            source_kept = true;
             continue;
         }
         let path = entry.path();
@@ -461,10 +476,52 @@ fn empty_dir(dir: &Path) -> anyhow::Result<()> {
         }
         .with_context(|| format!("cannot remove {}", path.display()))?;
     }
-    Ok(())
+    Ok(source_kept)
 }
 
 /// Where an executor of the scratch directory `workdir` compiles and runs.
 fn private_dir(workdir: &Path) -> PathBuf {
     workdir.join("exec")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_source_is_written_again_into_a_private_directory_removed_and_created_again() {
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = private_dir(scratch.path());
+        let mut source = SourceFile::new(dir.join(VARIANT_SOURCE));
+        empty_keeping_source(&dir, &mut source).unwrap();
+        source.write(b"int main(void) { return 0; }\n").unwrap();
+        std::fs::write(dir.join("a.out"), b"left by a compiler").unwrap();
+
+        empty_keeping_source(&dir, &mut source).unwrap();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "only the source stays");
+        source.write(b"int main(void) { return 1; }\n").unwrap();
+        assert_eq!(
+            std::fs::read(dir.join(VARIANT_SOURCE)).unwrap(),
+            b"int main(void) { return 1; }\n"
+        );
+
+        // Removed by someone else between two executions: the next text must reach the new
+        // directory, not the removed file the descriptor still points to.
+        std::fs::remove_dir_all(&dir).unwrap();
+        empty_keeping_source(&dir, &mut source).unwrap();
+        source.write(b"int main(void) { return 2; }\n").unwrap();
+        assert_eq!(
+            std::fs::read(dir.join(VARIANT_SOURCE)).unwrap(),
+            b"int main(void) { return 2; }\n"
+        );
+
+        // Only the source removed.
+        std::fs::remove_file(dir.join(VARIANT_SOURCE)).unwrap();
+        empty_keeping_source(&dir, &mut source).unwrap();
+        source.write(b"int main(void) { return 3; }\n").unwrap();
+        assert_eq!(
+            std::fs::read(dir.join(VARIANT_SOURCE)).unwrap(),
+            b"int main(void) { return 3; }\n"
+        );
+    }
 }

@@ -88,9 +88,16 @@ mod tests {
             "int main(void) { return 0; }\n".to_string(),
             "int x;\nint main(void) { return x; }\n".to_string(),
             long.clone(),
-            // Differs past the first blocks, then only in its last byte, then is a prefix.
+            // Differs past the first blocks, then only in its last byte, then grows by one
+            // byte, then is a prefix.
             long.replace("int v900;", "long v900;"),
-            format!("{}\n", long.replace("int v900;", "long v900;").trim_end()) + "x",
+            {
+                let mut last_changed = long.replace("int v900;", "long v900;");
+                last_changed.pop();
+                last_changed.push('x');
+                last_changed
+            },
+            long.replace("int v900;", "long v900;") + "x",
             long[..5000].to_string(),
             long[..5000].to_string(),
             String::new(),

@@ -11,6 +11,8 @@ pub enum Rejection {
     Preprocess(String),
     Parse(String),
     Compile(String),
+    /// gcov cannot read the counts of the seed's profiling run.
+    Profile(String),
     Timeout,
     Crash(String),
     /// The UB check configuration printed something else than the reference.
@@ -37,6 +39,7 @@ impl Rejection {
             Rejection::Preprocess(_) => "preprocess",
             Rejection::Parse(_) => "parse",
             Rejection::Compile(_) => "compile",
+            Rejection::Profile(_) => "profile",
             Rejection::Timeout => "timeout",
             Rejection::Crash(_) => "crash",
             Rejection::Differs { .. } => "differs",
@@ -55,6 +58,7 @@ impl fmt::Display for Rejection {
             Rejection::Preprocess(m) => write!(f, "does not preprocess: {m}"),
             Rejection::Parse(m) => write!(f, "does not parse: {m}"),
             Rejection::Compile(m) => write!(f, "does not compile: {m}"),
+            Rejection::Profile(m) => write!(f, "cannot be profiled: {m}"),
             Rejection::Timeout => write!(f, "does not terminate within the seed timeout"),
             Rejection::Crash(m) => write!(f, "crashes: {m}"),
             Rejection::Differs { config, detail } => {

@@ -1,4 +1,4 @@
-//! [`SeedMaker`]: candidate programs (csmith's or a file's) normalized, parsed, profiled and
+//! [`SeedMaker`]: candidate programs (csmith's or a file's) normalized, profiled, parsed and
 //! vetted, then stored. A seed that fails a step is rejected with a one-line reason.
 
 use crate::config::{CompilerConfig, Config};
@@ -246,7 +246,7 @@ impl SeedMaker {
         }
     }
 
-    /// Normalizes, parses, profiles and vets a program; stores it when it is accepted.
+    /// Normalizes, profiles, parses and vets a program; stores it when it is accepted.
     pub fn make(&mut self, source: &str, origin: &str) -> Result<Vetted<SeedId>> {
         self.make_with_oracle(source, origin, None)
     }
@@ -312,7 +312,8 @@ impl SeedMaker {
         };
         // Parsed only once it ran: the parse is most of seed making's own CPU, and one csmith
         // program in ten does not end within the seed timeout. Before the UB checks, which a
-        // seed defining a library function may fail for a reason less clear than this one's.
+        // seed defining a library function may fail for a reason less clear than this one's
+        // (the profiling run may too, when the reference calls the seed's own definition).
         let unprofiled = match Program::parse_parts(&text, &headers, include_block_len, &BTreeMap::new()) {
             Err(e) => return Ok(Err(Rejection::Parse(e.to_string()))),
             Ok(program) => program,
@@ -507,8 +508,11 @@ impl SeedMaker {
         let mut command = Command::new(self.gcov());
         command.arg("-j").arg("-t").arg("prof-seed.gcda").current_dir(dir);
         let out = run(command, &Limits::compiler(Duration::from_secs(60)))?;
+        // Before the parse now, so a program the parser would have rejected gets here too:
+        // one seed's failure, not the seed maker's.
         if !out.success() {
-            bail!("gcov failed on {}: {}", dir.display(), out.stderr_text().trim());
+            let message = out.stderr_text().lines().next().unwrap_or("failed").to_string();
+            return Ok(Err(Rejection::Profile(format!("gcov: {message}"))));
         }
         Ok(Ok(Profiled {
             line_counts: parse_gcov(&out.stdout, "seed.c")?,
