@@ -2,7 +2,7 @@
 """Memory and disk of a running campaign over time, for #16's flat-memory criterion.
 
     tests/studies/memory_series.py OUT [--every SECONDS] [--until-gone]
-    tests/studies/memory_series.py OUT --summary
+    tests/studies/memory_series.py OUT --summary [--fit-from MINUTES]
 
 Every SECONDS (default 60) it appends one row per client to OUT/memory.csv, read from the
 client reports that the clients rewrite every minute (OUT/clients/client-N.json): resident
@@ -10,7 +10,11 @@ memory by kind, the malloc heap's bytes in use and free, the seed cache, the cor
 the output directory's bytes. It stops when no report changed for 5 minutes (--until-gone) or
 when killed. --summary prints, per client, the lowest RSS of each 10-minute window (a window's
 minimum is what the client holds; single samples also catch a seed parse in flight) and the
-ratio of the last window to the first one and to the one that starts at 10 minutes.
+ratio of the last window to the first one and to the one that starts at 10 minutes. Which seeds
+the chains stand on moves a client's RSS by megabytes (csmith seeds differ fourfold in size), so
+it also fits, from 10 minutes on (--fit-from), RSS, heap in use and shared memory against time
+and the seed cache's estimated bytes: the time coefficient is the growth an hour at equal cached
+seeds (LLMP's pages of 1 MiB fill during the first half hour or so, then are reused).
 """
 import csv
 import glob
@@ -85,7 +89,29 @@ def record(out, every, until_gone):
             time.sleep(every)
 
 
-def summary(out):
+def solve3(m, v):
+    """Solves the 3x3 system m x = v by Cramer's rule (None when singular)."""
+    def det(a):
+        return (a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1])
+                - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
+                + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]))
+    d = det(m)
+    if abs(d) < 1e-12:
+        return None
+    return [det([[v[r] if c == k else m[r][c] for c in range(3)] for r in range(3)]) / d for k in range(3)]
+
+
+def fit(samples, field):
+    """Least squares of `field` (MB) on hours and cached seeds (MB): (per hour, per seed MB)."""
+    xs = [(1.0, int(r["seconds"]) / 3600, int(r["seed_cache_bytes"]) / 1e6) for r in samples]
+    ys = [int(r[field]) / 1e6 for r in samples]
+    normal = [[sum(x[i] * x[j] for x in xs) for j in range(3)] for i in range(3)]
+    rhs = [sum(x[i] * y for x, y in zip(xs, ys)) for i in range(3)]
+    solution = solve3(normal, rhs)
+    return None if solution is None else (solution[1], solution[2])
+
+
+def summary(out, fit_from):
     rows = list(csv.DictReader(open(os.path.join(out, "memory.csv"))))
     for client in sorted({r["client"] for r in rows}):
         windows = {}
@@ -108,6 +134,13 @@ def summary(out):
             # minutes on it holds a full rotation of chains.
             if 1 in lowest and max(windows) > 1:
                 print(f"  last window / 10-20 min window: {last / max(lowest[1], 1):.2f}")
+        warm = [r for r in rows if r["client"] == client and int(r["seconds"]) >= fit_from * 60]
+        if len(warm) >= 10:
+            fits = {field: fit(warm, field) for field in ("rss", "heap_in_use", "shared_memory")}
+            if all(fits.values()):
+                print(f"  fitted from {fit_from:g} minutes on, at equal cached seeds: "
+                      + ", ".join(f"{field} {per_hour:+.2f} MB an hour" for field, (per_hour, _) in fits.items())
+                      + f"; each MB of cached seeds is {fits['rss'][1]:.2f} MB of RSS")
 
 
 def main():
@@ -116,7 +149,7 @@ def main():
         sys.exit(__doc__)
     out = args[0]
     if "--summary" in args:
-        summary(out)
+        summary(out, float(args[args.index("--fit-from") + 1]) if "--fit-from" in args else 10.0)
         return
     every = float(args[args.index("--every") + 1]) if "--every" in args else 60.0
     record(out, every, "--until-gone" in args)
