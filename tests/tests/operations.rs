@@ -272,7 +272,7 @@ fn scratch_does_not_grow_with_executions() {
     let plain = seed_dirs.iter().filter(|p| p.join("seed.c").is_file()).count();
     assert_eq!(
         (gzipped, plain),
-        (report.mcmc.chains.saturating_sub(4), seed_dirs.len() - gzipped),
+        (report.mcmc.chains.saturating_sub(4) as usize, seed_dirs.len() - gzipped),
         "{} chains",
         report.mcmc.chains
     );

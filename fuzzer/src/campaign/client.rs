@@ -372,7 +372,7 @@ where
                 log::info!(
                     "client {}: {} chains ({} turning), {} proposals, acceptance {:.1}%; mean distance by chain length: {}",
                     desc.id(),
-                    chains.chains.len(),
+                    chains.started(),
                     chains.rotating(),
                     chains.proposals,
                     100.0 * chains.acceptance_rate(),

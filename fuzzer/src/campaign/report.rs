@@ -170,7 +170,8 @@ impl CpuSpent {
 /// The chains of a client: acceptance, and how far from their seeds they went.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct McmcReport {
-    pub chains: usize,
+    /// Chains started, those forgotten with their seeds included.
+    pub chains: u64,
     pub proposals: u64,
     pub accepted: u64,
     pub acceptance_rate: f64,
@@ -189,12 +190,15 @@ pub struct McmcReport {
     /// kept reads through them).
     #[serde(default)]
     pub deleted_files: u64,
+    /// Retired chains forgotten once their seeds left the store.
+    #[serde(default)]
+    pub forgotten_chains: u64,
 }
 
 impl McmcReport {
     fn of(chains: &McmcChains) -> Self {
         McmcReport {
-            chains: chains.chains.len(),
+            chains: chains.started(),
             proposals: chains.proposals,
             accepted: chains.accepted,
             acceptance_rate: chains.acceptance_rate(),
@@ -203,6 +207,7 @@ impl McmcReport {
             distance_by_length: chains.by_length.means(),
             forgotten_entries: chains.forgotten,
             deleted_files: chains.deleted_files,
+            forgotten_chains: chains.forgotten_chains,
         }
     }
 }

@@ -105,6 +105,13 @@ pub struct McmcChains {
     /// Their files deleted so far (see [`ccfuzz_mutators::saved`]).
     #[serde(default)]
     pub deleted_files: u64,
+    /// Retired chains whose seeds left the store, no longer remembered, and their restarts:
+    /// every client starts a chain on every seed, so over days the records (and the chains
+    /// file, saved every few seconds) would grow with every seed the campaign ever made.
+    #[serde(default)]
+    pub forgotten_chains: u64,
+    #[serde(default)]
+    pub forgotten_restarts: u64,
 }
 impl_serdeany!(McmcChains);
 
@@ -194,6 +201,29 @@ impl McmcChains {
         }
     }
 
+    /// Forgets the retired chains whose seeds `stored` says are gone (a resumed campaign has no
+    /// entry to put them back on either). Returns how many went.
+    pub fn forget_retired(&mut self, stored: impl Fn(&SeedId) -> bool) -> usize {
+        let before = self.chains.len();
+        let mut restarts = 0;
+        self.chains.retain(|seed, chain| {
+            let kept = !chain.retired || stored(seed);
+            if !kept {
+                restarts += chain.restarts;
+            }
+            kept
+        });
+        let forgotten = before - self.chains.len();
+        self.forgotten_chains += forgotten as u64;
+        self.forgotten_restarts += restarts;
+        forgotten
+    }
+
+    /// Chains started so far, remembered or not.
+    pub fn started(&self) -> u64 {
+        self.chains.len() as u64 + self.forgotten_chains
+    }
+
     /// Chains in the rotation.
     pub fn rotating(&self) -> usize {
         self.order.len()
@@ -203,6 +233,8 @@ impl McmcChains {
         self.accepted as f64 / self.proposals.max(1) as f64
     }
 
+    /// Mean length of the chains remembered (those in the rotation, and the retired ones whose
+    /// seeds are still stored).
     pub fn mean_length(&self) -> f64 {
         let n = self.chains.len().max(1) as f64;
         self.chains.values().map(|c| c.length as f64).sum::<f64>() / n
@@ -210,9 +242,10 @@ impl McmcChains {
 
     /// Times a chain started again from its seed, over all chains.
     pub fn restarts(&self) -> u64 {
-        self.chains.values().map(|c| c.restarts).sum()
+        self.forgotten_restarts + self.chains.values().map(|c| c.restarts).sum::<u64>()
     }
 
+    /// Mean distance of the chains remembered, as [`mean_length`](Self::mean_length).
     pub fn mean_distance(&self) -> f64 {
         let n = self.chains.len().max(1) as f64;
         self.chains.values().map(|c| c.distance).sum::<f64>() / n
@@ -378,6 +411,25 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_retired_chains_whose_seeds_are_gone_are_forgotten_and_their_restarts_still_count() {
+        let seed = |n: u8| SeedId(format!("{n:032x}"));
+        let mut chains = McmcChains::default();
+        for n in 0..4 {
+            chains.start(seed(n), CorpusId(n as usize), format!("state-{n}"), Some(2));
+            chains.chains.get_mut(&seed(n)).unwrap().restarts = u64::from(n) + 1;
+        }
+        // Seeds 0 and 1 retired; of the stored, only seed 1 and seed 3 (in the rotation) remain.
+        assert_eq!(chains.restarts(), 10);
+        let forgotten = chains.forget_retired(|id| *id == seed(1));
+        assert_eq!(forgotten, 1);
+        let remembered: Vec<&SeedId> = chains.chains.keys().collect();
+        assert_eq!(remembered, [&seed(1), &seed(2), &seed(3)]);
+        assert_eq!((chains.started(), chains.restarts(), chains.rotating()), (4, 10, 2));
+        assert_eq!(chains.forget_retired(|_| false), 1, "a chain in the rotation stays");
+        assert_eq!((chains.started(), chains.restarts()), (4, 10));
+    }
 
     fn seed(n: u8) -> SeedId {
         SeedId(format!("seed{n}"))

@@ -4,13 +4,14 @@
 //! client holds the parsed seeds of a few chains, and one corpus record per chain, however long
 //! it runs.
 
+use crate::judge::new_seed::SeedsInCorpus;
 use crate::mcmc::acceptance::{AddedVariant, LastAcceptance};
 use crate::mcmc::McmcChains;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::pruning::prune_retired_seeds;
 use ccfuzz_mutators::saved;
-use ccfuzz_mutators::seed::SeedId;
+use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use ccfuzz_observers::novelty::Novelty;
 use libafl::corpus::{Corpus, CorpusId};
 use libafl::schedulers::{RemovableScheduler, Scheduler};
@@ -84,6 +85,18 @@ impl McmcScheduler {
     }
 }
 
+/// Forgets the retired chains, and the seeds the corpus had, whose seeds left the store (this
+/// client's pruning or another's): both would otherwise grow by a record for every seed the
+/// campaign ever made.
+fn forget_seeds_gone<S: HasMetadata>(state: &mut S, store: &SeedStore) {
+    if let Ok(chains) = state.metadata_mut::<McmcChains>() {
+        chains.forget_retired(|seed| store.contains(seed));
+    }
+    if let Ok(seeds) = state.metadata_mut::<SeedsInCorpus>() {
+        seeds.0.retain(|seed| store.contains(seed));
+    }
+}
+
 impl<I, S> RemovableScheduler<I, S> for McmcScheduler {}
 
 impl<S> Scheduler<Variant, S> for McmcScheduler
@@ -133,6 +146,7 @@ where
             if let Some(retired) = chains.start(seed.clone(), id, name, self.rotation) {
                 log::debug!("mcmc: the chain of seed {retired} retires");
                 self.retire_seed(&retired);
+                forget_seeds_gone(state, self.programs.store());
             }
         } else {
             chains.release(id);
@@ -416,6 +430,11 @@ mod tests {
                 let id = ccfuzz_mutators::testing::stored_counting_seed(&store, n);
                 // Stored at distinct instants: the age decides.
                 std::thread::sleep(std::time::Duration::from_millis(5));
+                // What the new-seed feedback records for a seed entering the corpus.
+                state
+                    .metadata_or_insert_with(SeedsInCorpus::default)
+                    .0
+                    .insert(id.clone());
                 add(&mut state, &mut scheduler, Variant::of_seed(id.clone()), false);
                 scheduler.next(&mut state).unwrap();
                 id
@@ -429,5 +448,13 @@ mod tests {
         let entries = files_in(&dir.path().join("corpus"));
         assert!(!entries.contains(&Variant::of_seed(seeds[0].clone()).name()));
         assert!(entries.contains(&Variant::of_seed(seeds[3].clone()).name()));
+        // Their chains and their places among the corpus's seeds are forgotten too.
+        let chains = state.metadata::<McmcChains>().unwrap();
+        let remembered: Vec<bool> = seeds.iter().map(|id| chains.chains.contains_key(id)).collect();
+        assert_eq!(remembered, stored);
+        assert_eq!((chains.forgotten_chains, chains.started()), (3, seeds.len() as u64));
+        let in_corpus = &state.metadata::<SeedsInCorpus>().unwrap().0;
+        assert_eq!(in_corpus.len(), kept, "{in_corpus:?}");
+        assert!(!in_corpus.contains(&seeds[0]));
     }
 }
