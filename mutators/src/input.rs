@@ -667,7 +667,7 @@ mod tests {
             carried_seed: Some(Box::new(SeedPackage {
                 id: seed.clone(),
                 files: Default::default(),
-                headers: String::new(),
+                headers: Vec::new(),
             })),
             ..plain.clone()
         };

@@ -68,13 +68,19 @@ impl Seed {
 }
 
 /// A stored seed as it travels between nodes: the files of its directory and the header block
-/// its profile names. A node whose store lacks a seed stores it from this.
+/// its profile names, each gzipped. A node whose store lacks a seed stores it from this.
+///
+/// Gzipped because LibAFL's event manager serializes every event into one buffer that it keeps
+/// at its largest size and zeroes whole before each event: a large csmith seed's plain package
+/// (its text, valuation and profile, 0.4–2 MB) left each client that announced one holding that
+/// many more megabytes, for good. Packages written plain (by earlier versions) still unpack.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SeedPackage {
     pub id: SeedId,
-    /// File name to content.
+    /// File name to gzipped content.
     pub files: BTreeMap<String, Vec<u8>>,
-    pub headers: String,
+    /// The header block, gzipped.
+    pub headers: Vec<u8>,
 }
 
 /// Name of a seed's Orange program structure in its directory.
@@ -160,19 +166,19 @@ impl SeedStore {
             }
             match read_either(&dir, &name) {
                 Ok(bytes) => {
-                    files.insert(name, bytes);
+                    files.insert(name, gzip(&bytes)?);
                 }
                 // Compressed or replaced while listed: the other form was read, or will be.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(e).with_context(|| format!("cannot read {name} of seed {id}")),
             }
         }
-        let profile: SeedProfile = serde_json::from_slice(files.get("profile.json").map_or(&[][..], |p| &p[..]))
+        let profile: SeedProfile = serde_json::from_slice(&read_either(&dir, "profile.json")?)
             .with_context(|| format!("bad profile for seed {id}"))?;
         Ok(SeedPackage {
             id: id.clone(),
             files,
-            headers: self.headers(&profile.headers)?,
+            headers: gzip(self.headers(&profile.headers)?.as_bytes())?,
         })
     }
 
@@ -182,9 +188,16 @@ impl SeedStore {
         if self.contains(id) {
             return Ok(());
         }
+        let files: BTreeMap<&str, Vec<u8>> = package
+            .files
+            .iter()
+            .map(|(name, bytes)| Ok((name.as_str(), gunzip_if_gzipped(bytes)?)))
+            .collect::<std::io::Result<_>>()
+            .with_context(|| format!("the package of seed {id} does not decompress"))?;
+        let headers = String::from_utf8(gunzip_if_gzipped(&package.headers)?)
+            .with_context(|| format!("the header block of seed {id} is not UTF-8"))?;
         let file = |name: &str| {
-            package
-                .files
+            files
                 .get(name)
                 .with_context(|| format!("the package of seed {id} has no {name}"))
         };
@@ -194,17 +207,14 @@ impl SeedStore {
         let profile: SeedProfile =
             serde_json::from_slice(file("profile.json")?).with_context(|| format!("bad profile for seed {id}"))?;
         file("expected.out")?;
-        if content_hash(package.headers.as_bytes()) != profile.headers {
+        if content_hash(headers.as_bytes()) != profile.headers {
             bail!("the package of seed {id} holds other headers than its profile names");
         }
-        if let Some(name) = package.files.keys().find(|n| n.contains('/') || n.starts_with('.')) {
+        if let Some(name) = files.keys().find(|n| n.contains('/') || n.starts_with('.')) {
             bail!("the package of seed {id} names a file outside its directory: {name:?}");
         }
-        self.put_headers(&package.headers)?;
-        self.put_files(
-            id,
-            package.files.iter().map(|(name, bytes)| (name.as_str(), &bytes[..])),
-        )
+        self.put_headers(&headers)?;
+        self.put_files(id, files.iter().map(|(name, bytes)| (*name, &bytes[..])))
     }
 
     pub fn load(&self, id: &SeedId) -> Result<Seed> {
@@ -276,11 +286,8 @@ impl SeedStore {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(e).with_context(|| format!("cannot read {}", plain.display())),
             };
-            let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
-            encoder.write_all(&bytes)?;
             let gzipped = dir.join(format!("{name}.gz"));
-            replace_file(&gzipped, &encoder.finish()?)
-                .with_context(|| format!("cannot write {}", gzipped.display()))?;
+            replace_file(&gzipped, &gzip(&bytes)?).with_context(|| format!("cannot write {}", gzipped.display()))?;
             // Another client that retired the same seed may have removed it first.
             match fs::remove_file(&plain) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -365,6 +372,22 @@ fn read_either(dir: &Path, name: &str) -> std::io::Result<Vec<u8>> {
         }
         read => read,
     }
+}
+
+fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+    encoder.write_all(bytes)?;
+    encoder.finish()
+}
+
+/// `bytes` decompressed when they are a gzip stream, else as they are (a package written plain).
+fn gunzip_if_gzipped(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Ok(bytes.to_vec());
+    }
+    let mut plain = Vec::new();
+    GzDecoder::new(bytes).read_to_end(&mut plain)?;
+    Ok(plain)
 }
 
 /// Writes a file of a seed directory through a staging file (`NAME.tmp<pid>`, which
@@ -469,6 +492,28 @@ mod tests {
         let gzipped = fs::metadata(store.seed_dir(&seed.id).join("seed.c.gz")).unwrap().len();
         assert!(gzipped * 4 < plain, "{plain} bytes gzipped to {gzipped}");
         assert_eq!(store.load(&seed.id).unwrap(), seed);
+        let packed: usize = store.package(&seed.id).unwrap().files.values().map(Vec::len).sum();
+        assert!(packed as u64 * 4 < plain, "{plain} bytes of text packed in {packed}");
+    }
+
+    #[test]
+    fn packages_travel_gzipped_and_plain_ones_of_earlier_versions_still_unpack() {
+        let (seed, package, there, _dirs) = packaged_seed();
+        for bytes in package.files.values().chain([&package.headers]) {
+            assert!(bytes.starts_with(&[0x1f, 0x8b]), "{bytes:?}");
+        }
+        let plain = SeedPackage {
+            id: package.id.clone(),
+            files: package
+                .files
+                .iter()
+                .map(|(name, bytes)| (name.clone(), gunzip_if_gzipped(bytes).unwrap()))
+                .collect(),
+            headers: gunzip_if_gzipped(&package.headers).unwrap(),
+        };
+        assert_eq!(plain.files["seed.c"], seed.text.as_bytes());
+        there.unpack(&plain).unwrap();
+        assert_eq!(there.load(&seed.id).unwrap(), seed);
     }
 
     #[test]
@@ -479,7 +524,7 @@ mod tests {
             .files
             .insert("seed.c".into(), b"int main(void) { return 1; }\n".to_vec());
         let mut other_headers = package.clone();
-        other_headers.headers.push_str("int x;\n");
+        other_headers.headers = gzip(b"int x;\n").unwrap();
         let mut escaping = package.clone();
         escaping.files.insert("../evil".into(), Vec::new());
         for bad in [other_text, other_headers, escaping] {
