@@ -36,6 +36,10 @@ ZIG_DIR := $(BUILD)/zig-$(ZIG_VERSION)
 
 $(ZIG_DIR)/ziglang/zig: | debian-packages
 	rm -rf $(ZIG_DIR) $(ZIG_DIR).partial && mkdir -p $(ZIG_DIR).partial
+	@for dir in $(ZIG_DIR).partial "$${TMPDIR:-/tmp}"; do \
+		free=$$(df -Pk "$$dir" | awk 'NR == 2 { print int($$4 / 1024) }'); \
+		[ "$$free" -ge 1024 ] || { echo "make: $$dir has $$free MB free; clang 22's wheel needs 1 GB to download and unpack" >&2; exit 1; }; \
+	done
 	python3 -m pip download --quiet --no-deps --no-cache-dir --only-binary=:all: \
 		--dest $(ZIG_DIR).partial ziglang==$(ZIG_VERSION)
 	echo "$(ZIG_WHEEL_SHA256)  $(ZIG_DIR).partial/$(ZIG_WHEEL)" | sha256sum --check --quiet -

@@ -153,6 +153,7 @@ impl SeedStore {
     pub fn package(&self, id: &SeedId) -> Result<SeedPackage> {
         let dir = self.seed_dir(id);
         let mut files = BTreeMap::new();
+        let mut profile = None;
         for entry in
             fs::read_dir(&dir).with_context(|| format!("seed {id} is not in the store {}", self.root.display()))?
         {
@@ -166,6 +167,12 @@ impl SeedStore {
             }
             match read_either(&dir, &name) {
                 Ok(bytes) => {
+                    if name == "profile.json" {
+                        profile = Some(
+                            serde_json::from_slice::<SeedProfile>(&bytes)
+                                .with_context(|| format!("bad profile for seed {id}"))?,
+                        );
+                    }
                     files.insert(name, gzip(&bytes)?);
                 }
                 // Compressed or replaced while listed: the other form was read, or will be.
@@ -173,8 +180,7 @@ impl SeedStore {
                 Err(e) => return Err(e).with_context(|| format!("cannot read {name} of seed {id}")),
             }
         }
-        let profile: SeedProfile = serde_json::from_slice(&read_either(&dir, "profile.json")?)
-            .with_context(|| format!("bad profile for seed {id}"))?;
+        let profile = profile.with_context(|| format!("seed {id} has no profile"))?;
         Ok(SeedPackage {
             id: id.clone(),
             files,

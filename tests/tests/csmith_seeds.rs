@@ -26,12 +26,23 @@ use std::time::Duration;
 
 const SEEDS: usize = 200;
 
+static STORE: OnceLock<(tempfile::TempDir, Vec<SeedId>)> = OnceLock::new();
+
+/// Removes the store's directory when the test process exits: a static is never dropped, and
+/// each test run left its store (a few MB) in the temporary directory.
+extern "C" fn remove_store() {
+    if let Some((dir, _)) = STORE.get() {
+        let _ = std::fs::remove_dir_all(dir.path());
+    }
+}
+
 /// A store of at least 200 csmith seeds, profiled once per test run by two `ccfuzz seeds`
 /// processes in parallel.
 fn store() -> &'static (tempfile::TempDir, Vec<SeedId>) {
-    static STORE: OnceLock<(tempfile::TempDir, Vec<SeedId>)> = OnceLock::new();
     STORE.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
+        // SAFETY: registers a function that takes no arguments and does not unwind.
+        assert_eq!(unsafe { libc::atexit(remove_store) }, 0);
         let config = write_config(dir.path(), &["gcc -O0"], 60.0);
         let store = dir.path().join("store");
         let workers: Vec<_> = [1, 10_001]

@@ -158,8 +158,33 @@ fn a_second_finding_of_a_reduced_bug_is_absorbed_without_reduction() {
         std::fs::create_dir_all(reduced.parent().unwrap()).unwrap();
         std::fs::write(&reduced, &plain_char).unwrap();
     }
+    // Its scripts, killed, left their temporary directories in triage's scratch.
+    let scratch = out.join("triage/tmp");
+    std::fs::create_dir_all(scratch.join("tmp.killed")).unwrap();
+    std::fs::write(scratch.join("tmp.killed/bad"), "a binary").unwrap();
+    // Triage's reference records the TMPDIR it is given.
+    let tmpdirs = dir.path().join("tmpdirs.log");
+    let reference = dir.path().join("gcc-noting-tmpdir");
+    std::fs::write(
+        &reference,
+        format!(
+            "#!/bin/sh\necho \"$TMPDIR\" >> {}\nexec gcc \"$@\"\n",
+            tmpdirs.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&reference, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let triage_config = dir.path().join("triage.toml");
+    std::fs::write(
+        &triage_config,
+        std::fs::read_to_string(&config).unwrap().replace(
+            "reference = \"gcc -O0\"",
+            &format!("reference = \"{} -O0\"", reference.display()),
+        ),
+    )
+    .unwrap();
 
-    let log = triage_without_text_reduction(&out, &config);
+    let log = triage_without_text_reduction(&out, &triage_config);
     assert!(
         log.contains("2 raw findings: 1 reduced, 1 duplicates of a reduced one"),
         "{log}"
@@ -194,4 +219,12 @@ fn a_second_finding_of_a_reduced_bug_is_absorbed_without_reduction() {
         .filter(|name| name.ends_with(".interrupted.c"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+    // Every compile of the triage kept its temporary files in the scratch, which is empty.
+    let tmpdirs = std::fs::read_to_string(&tmpdirs).unwrap();
+    let scratch = scratch.canonicalize().unwrap();
+    assert!(
+        !tmpdirs.is_empty() && tmpdirs.lines().all(|line| Path::new(line) == scratch),
+        "{tmpdirs}"
+    );
+    assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
 }

@@ -307,10 +307,30 @@ fn write_file(path: &Path, text: &str) -> Result<()> {
     fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// The temporary directory (`TMPDIR`) of what `ccfuzz triage` runs on the campaign in `out`.
+/// Interestingness scripts, reducers and compilers killed at their timeouts, or with the
+/// campaign, cannot remove their own temporary files; triage empties this directory when it
+/// starts and after each finding instead, so they stay bounded where a shared `/tmp` kept them for good.
+pub fn scratch_dir(out: &Path) -> PathBuf {
+    out.join("triage").join("tmp")
+}
+
+/// Removes what the last finding's processes left in the scratch directory.
+fn empty_scratch(scratch: &Path) -> Result<()> {
+    match fs::remove_dir_all(scratch) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("cannot empty {}", scratch.display()))
+        }
+        _ => fs::create_dir_all(scratch).with_context(|| format!("cannot create {}", scratch.display())),
+    }
+}
+
 /// Triage of a campaign directory: every finding of `OUT/findings` (those triaged before are
 /// read back from `OUT/triage/work`), merged into bugs written to `OUT/triage/bugs`.
 pub fn triage_campaign(out: &Path, options: &Options) -> Result<(Vec<Triaged>, Vec<Bug>)> {
     let _lock = TriageLock::take(&out.join("triage"))?;
+    let scratch = scratch_dir(out);
+    empty_scratch(&scratch)?;
     let findings = saved_findings(&out.join("findings"))?;
     let seeds = out.join("seeds");
     let programs = seeds
@@ -337,6 +357,7 @@ pub fn triage_campaign(out: &Path, options: &Options) -> Result<(Vec<Triaged>, V
         let work = out.join("triage").join("work").join(&saved.name);
         log::info!("triaging {}", saved.name);
         let triaged = absorb_or_triage(saved, check, &results, programs.as_ref(), &work, options);
+        empty_scratch(&scratch)?;
         match triaged {
             Ok(result) => {
                 log::info!(

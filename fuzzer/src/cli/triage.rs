@@ -4,9 +4,9 @@
 use crate::cli::load_config;
 use crate::config::installed::{versions, which};
 use crate::config::Config;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use ccfuzz_triage::check::Guard;
-use ccfuzz_triage::pipeline::{triage_campaign, Options};
+use ccfuzz_triage::pipeline::{scratch_dir, triage_campaign, Options};
 use ccfuzz_triage::reduce::available_reducer;
 use ccfuzz_triage::report::table;
 use ccfuzz_triage::verdict::Verdict;
@@ -37,6 +37,12 @@ pub struct TriageArgs {
 
 impl TriageArgs {
     pub fn run(self) -> Result<()> {
+        // Everything triage starts keeps its temporary files where triage can empty them. Set
+        // while this process has one thread: the environment is not safe to change beside others.
+        // Absolute: scripts run in the reducer's copies of their directory.
+        let scratch = scratch_dir(&self.out);
+        std::fs::create_dir_all(&scratch).with_context(|| format!("cannot create {}", scratch.display()))?;
+        std::env::set_var("TMPDIR", scratch.canonicalize()?);
         // A campaign directory records its configuration.
         let config = self
             .config

@@ -90,7 +90,10 @@ impl McmcScheduler {
 /// campaign ever made.
 fn forget_seeds_gone<S: HasMetadata>(state: &mut S, store: &SeedStore) {
     if let Ok(chains) = state.metadata_mut::<McmcChains>() {
-        chains.forget_retired(|seed| store.contains(seed));
+        let forgotten = chains.forget_retired(|seed| store.contains(seed));
+        if forgotten > 0 {
+            log::debug!("mcmc: forgot {forgotten} retired chains whose seeds left the store");
+        }
     }
     if let Ok(seeds) = state.metadata_mut::<SeedsInCorpus>() {
         seeds.0.retain(|seed| store.contains(seed));
