@@ -37,9 +37,35 @@ pub fn crash_message(stderr: &str) -> Option<String> {
     None
 }
 
+/// One write of a file, told from another by its inode and times: a compiler that exits 0 must
+/// have written its output anew.
+#[derive(Debug, PartialEq)]
+struct Written {
+    inode: u64,
+    modified: (i64, i64),
+    changed: (i64, i64),
+    len: u64,
+}
+
+impl Written {
+    fn of(path: &Path) -> Option<Written> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).ok()?;
+        meta.is_file().then(|| Written {
+            inode: meta.ino(),
+            modified: (meta.mtime(), meta.mtime_nsec()),
+            changed: (meta.ctime(), meta.ctime_nsec()),
+            len: meta.size(),
+        })
+    }
+}
+
 /// Compiles `source` into `binary` in the same directory, with `additions` (flags and
 /// environment: what profiling or the observers need from the compiler). `None` means it
 /// compiled; otherwise the outcome says how the compiler failed.
+///
+/// A binary of an earlier compile may stand at `binary`: the compiler replaces it (removing it
+/// here was a tenth of a client's CPU against tcc, freeing its pages).
 pub fn compile(
     config: &CompilerConfig,
     source: &Path,
@@ -47,6 +73,7 @@ pub fn compile(
     additions: &Additions,
     timeout: Duration,
 ) -> Result<(Option<ConfigOutcome>, Duration)> {
+    let earlier = Written::of(binary);
     let extra: Vec<&str> = additions.args.iter().map(String::as_str).collect();
     let mut command = config.command(source, binary, &extra);
     command.envs(additions.env.iter().map(|(k, v)| (k, v)));
@@ -73,7 +100,18 @@ pub fn compile(
         }),
         Exit::Code(code) => match crash_message(&stderr) {
             Some(message) => Some(ConfigOutcome::Crashed { message }),
-            None if code == 0 && binary.is_file() => None,
+            None if code == 0 => match Written::of(binary) {
+                Some(written) if Some(&written) != earlier.as_ref() => None,
+                // Rewritten in place within one tick of the file clock, or not at all: which,
+                // only a compile onto no file tells.
+                Some(_) => {
+                    std::fs::remove_file(binary).with_context(|| format!("cannot remove {}", binary.display()))?;
+                    return compile(config, source, binary, additions, timeout);
+                }
+                None => Some(ConfigOutcome::Rejected {
+                    message: first_error(&stderr, code),
+                }),
+            },
             None => Some(ConfigOutcome::Rejected {
                 message: first_error(&stderr, code),
             }),
@@ -200,6 +238,52 @@ mod tests {
         assert_eq!(lone.run(&o3, timeout).unwrap(), first);
         assert_eq!(lone.reused, 0);
         assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 4);
+    }
+
+    #[test]
+    fn a_compiler_replaces_the_binary_left_in_place_and_one_that_writes_nothing_is_not_run() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (source, binary) = (dir.path().join("p.c"), dir.path().join("prog"));
+        let timeout = Duration::from_secs(60);
+        let compile_and_print = |config: &CompilerConfig| {
+            let (failure, _) = compile(config, &source, &binary, &Additions::default(), timeout).unwrap();
+            failure.map_or_else(
+                || Ok(run_binary(&binary, timeout).unwrap()),
+                |failure| Err(failure.describe()),
+            )
+        };
+        let printed = |text: &str| Ok(RunResult::exited(0, text.as_bytes().to_vec()));
+        let gcc = CompilerConfig::new("gcc -O0");
+        for word in ["first", "second"] {
+            std::fs::write(
+                &source,
+                format!("#include <stdio.h>\nint main(void) {{ puts(\"{word}\"); return 0; }}\n"),
+            )
+            .unwrap();
+            assert_eq!(compile_and_print(&gcc), printed(&format!("{word}\n")));
+        }
+        let fake = |name: &str, script: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, format!("#!/bin/sh\n{script}")).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            CompilerConfig::new(path.to_str().unwrap())
+        };
+        // Exits 0 and writes nothing where a file stands, as a write within one tick of the file
+        // clock would look: the compile is tried again onto no file.
+        let writes_onto_nothing = fake(
+            "writes-onto-nothing",
+            "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n\
+             [ -e \"$out\" ] && exit 0\n\
+             printf '#!/bin/sh\\necho new\\n' > \"$out\" && chmod +x \"$out\"\n",
+        );
+        assert_eq!(compile_and_print(&writes_onto_nothing), printed("new\n"));
+        let writes_nothing = fake("writes-nothing", "exit 0\n");
+        assert_eq!(
+            compile_and_print(&writes_nothing),
+            Err("rejected: compiler exited with status 0".to_string())
+        );
+        assert!(!binary.exists());
     }
 
     #[test]

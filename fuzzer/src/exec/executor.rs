@@ -224,7 +224,6 @@ impl<OT> CompileRunExecutor<OT> {
                 Ok(None) => {}
                 Err(e) => log::warn!("{e:#}"),
             }
-            let _ = std::fs::remove_file(&binary);
             reports.untidy |= !ended_tidily(&outcome);
             let disagrees = !prints_seed_output(&outcome, &loaded.seed);
             reports
@@ -283,7 +282,6 @@ impl<OT> CompileRunExecutor<OT> {
             variant.run_timeout,
             runs,
         )?;
-        let _ = std::fs::remove_file(&binary);
         reports.untidy |= !ended_tidily(&outcome);
         let reference_is_wrong = match gate(&outcome, variant.seed) {
             Gate::Valid => false,
