@@ -13,8 +13,9 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// Shared-memory segments nobody has attached whose creator is dead: the leftovers of a kill.
-fn orphan_segments() -> BTreeSet<i64> {
+/// Shared-memory segments nobody has attached whose creator is dead: the leftovers of a kill,
+/// as segment ids by their creators' pids.
+fn orphan_segments() -> BTreeSet<(i64, i64)> {
     let table = std::fs::read_to_string("/proc/sysvipc/shm").unwrap();
     table
         .lines()
@@ -26,7 +27,23 @@ fn orphan_segments() -> BTreeSet<i64> {
             let dead = std::fs::read_to_string(format!("/proc/{creator}/stat")).map_or(true, |stat| {
                 stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z'))
             });
-            (attached == 0 && dead).then_some(id)
+            (attached == 0 && dead).then_some((id, creator))
+        })
+        .collect()
+}
+
+/// The processes of process group `group`: whatever another test kills meanwhile is not ours.
+fn group_members(group: i32) -> BTreeSet<i64> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i64>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                // After the command: state, parent, then the process group.
+                stat.rsplit_once(") ")
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(2)?.parse::<i32>().ok())
+                    == Some(group)
+            })
         })
         .collect()
 }
@@ -74,12 +91,17 @@ fn sigkill_then_resume_loses_nothing() {
     }
     std::thread::sleep(Duration::from_secs(2));
     let orphans_before = orphan_segments();
+    let members = group_members(group.as_raw());
     killpg(group, Signal::SIGKILL).unwrap();
     child.wait().unwrap();
     // The other processes of the group die a moment after the launcher.
     let killed = Instant::now();
-    let left_behind: BTreeSet<i64> = loop {
-        let left: BTreeSet<i64> = orphan_segments().difference(&orphans_before).copied().collect();
+    let left_behind: BTreeSet<(i64, i64)> = loop {
+        let left: BTreeSet<(i64, i64)> = orphan_segments()
+            .difference(&orphans_before)
+            .filter(|(_, creator)| members.contains(creator))
+            .copied()
+            .collect();
         if !left.is_empty() || killed.elapsed() > Duration::from_secs(30) {
             break left;
         }
@@ -110,7 +132,7 @@ fn sigkill_then_resume_loses_nothing() {
         log.contains("shared-memory segments a killed run on this directory left behind"),
         "{log}"
     );
-    let still_there: Vec<i64> = orphan_segments().intersection(&left_behind).copied().collect();
+    let still_there: Vec<(i64, i64)> = orphan_segments().intersection(&left_behind).copied().collect();
     assert!(still_there.is_empty(), "left behind: {still_there:?}");
     // The resumed run may add findings of its own; it loses none.
     let findings_after = findings(&out);
