@@ -10,7 +10,8 @@ memory by kind, the malloc heap's bytes in use and free, the seed cache, the cor
 the output directory's bytes. It stops when no report changed for 5 minutes (--until-gone) or
 when killed. --summary prints, per client, the lowest RSS of each 10-minute window (a window's
 minimum is what the client holds; single samples also catch a seed parse in flight) and the
-ratio of the last window to the first one and to the one that starts at 10 minutes. Which seeds
+ratio of the last window to the first one and to the one that starts at 10 minutes, and the
+samples nearest 10 and 120 minutes (the issue's criterion) with their ratio. Which seeds
 the chains stand on moves a client's RSS by megabytes (csmith seeds differ fourfold in size), so
 it also fits, from 10 minutes on (--fit-from), RSS, heap in use and shared memory against time
 and the seed cache's estimated bytes: the time coefficient is the growth an hour at equal cached
@@ -134,6 +135,14 @@ def summary(out, fit_from):
             # minutes on it holds a full rotation of chains.
             if 1 in lowest and max(windows) > 1:
                 print(f"  last window / 10-20 min window: {last / max(lowest[1], 1):.2f}")
+        # #16's criterion itself: the samples nearest 10 and 120 minutes (or the last one).
+        own = [r for r in rows if r["client"] == client]
+        end = min(120 * 60, max(int(r["seconds"]) for r in own))
+        early, late = (min(own, key=lambda r: abs(int(r["seconds"]) - at)) for at in (600, end))
+        if late is not early:
+            print(f"  samples nearest 10 and {end / 60:.0f} minutes: {int(early['rss']) / 1e6:.1f} MB at "
+                  f"{early['seconds']} s, {int(late['rss']) / 1e6:.1f} MB at {late['seconds']} s "
+                  f"({int(late['rss']) / max(int(early['rss']), 1):.2f})")
         warm = [r for r in rows if r["client"] == client and int(r["seconds"]) >= fit_from * 60]
         if len(warm) >= 10:
             fits = {field: fit(warm, field) for field in ("rss", "heap_in_use", "shared_memory")}
