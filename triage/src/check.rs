@@ -280,6 +280,8 @@ impl Check {
              f=\"${{1:-test.c}}\"\n\
              t=$(mktemp -d) || exit 2\n\
              trap 'if [ -n \"$CCFUZZ_KEEP\" ]; then cp \"$t\"/*.out \"$t\"/*.err \"$t\"/*.status \"$CCFUZZ_KEEP\"/ 2>/dev/null; fi; rm -rf \"$t\"' EXIT\n\
+             # The compilers' temporary files go with it.\n\
+             export TMPDIR=\"$t\"\n\
              ct={ct}; rt={rt}\n\
              # Limits are CPU seconds: the background triage runs at nice 19 beside a campaign that\n\
              # keeps every core busy, where a wall-clock limit killed half-second compiles. The\n\

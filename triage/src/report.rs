@@ -246,7 +246,7 @@ pub fn repro_script(check: &Check) -> String {
     let (ct, rt) = (check.guard.compile_timeout, check.guard.run_timeout);
     let header = format!(
         "#!/bin/sh\n# {symptom} of `{c}` on test.c. Exits 0 when the bug shows, 1 when not.\n\
-         cd \"$(dirname \"$0\")\" || exit 2\nt=$(mktemp -d) || exit 2\ntrap 'rm -rf \"$t\"' EXIT\n",
+         cd \"$(dirname \"$0\")\" || exit 2\nt=$(mktemp -d) || exit 2\ntrap 'rm -rf \"$t\"' EXIT\nexport TMPDIR=\"$t\"\n",
         symptom = check.describe(),
         c = check.configuration,
     );

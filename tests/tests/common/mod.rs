@@ -126,12 +126,22 @@ pub fn finding_json(dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(dir.join("finding.json")).unwrap()).unwrap()
 }
 
-/// Runs a finding's repro.sh and asserts that it reproduces.
+/// Runs a finding's repro.sh and asserts that it reproduces and leaves nothing in its `TMPDIR`.
 pub fn assert_reproduces(dir: &Path) -> String {
-    let output = Command::new(dir.join("repro.sh")).output().unwrap();
+    let tmpdir = tempfile::tempdir().unwrap();
+    let output = Command::new(dir.join("repro.sh"))
+        .env("TMPDIR", tmpdir.path())
+        .output()
+        .unwrap();
     let log = text(&output);
     assert!(output.status.success(), "{} does not reproduce:\n{log}", dir.display());
     assert!(log.contains("reproduced:") && !log.contains("not reproduced"), "{log}");
+    // Nor do its compilers (a crashing clang writes its reproducer to TMPDIR).
+    let left: Vec<_> = std::fs::read_dir(tmpdir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "repro.sh left {left:?} in its TMPDIR");
     log
 }
 
