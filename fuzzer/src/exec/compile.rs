@@ -100,21 +100,18 @@ pub fn compile(
         }),
         Exit::Code(code) => match crash_message(&stderr) {
             Some(message) => Some(ConfigOutcome::Crashed { message }),
-            None if code == 0 => match Written::of(binary) {
-                Some(written) if Some(&written) != earlier.as_ref() => None,
+            None => match (code, Written::of(binary)) {
+                (0, Some(written)) if Some(&written) != earlier.as_ref() => None,
                 // Rewritten in place within one tick of the file clock, or not at all: which,
                 // only a compile onto no file tells.
-                Some(_) => {
+                (0, Some(_)) => {
                     std::fs::remove_file(binary).with_context(|| format!("cannot remove {}", binary.display()))?;
                     return compile(config, source, binary, additions, timeout);
                 }
-                None => Some(ConfigOutcome::Rejected {
+                _ => Some(ConfigOutcome::Rejected {
                     message: first_error(&stderr, code),
                 }),
             },
-            None => Some(ConfigOutcome::Rejected {
-                message: first_error(&stderr, code),
-            }),
         },
     };
     Ok((failure, out.elapsed))
