@@ -59,7 +59,7 @@ impl Cfg {
         let context = BuildContext::new(program, edits, |_| true);
         let mut whole = Cfg::default();
         for function in 0..program.roots.len() {
-            let cfg = context.function(function);
+            let cfg = context.function(function, Cfg::default());
             whole.vertices.extend(cfg.vertices);
             whole.edges.extend(cfg.edges);
         }
@@ -73,14 +73,54 @@ impl Cfg {
             statements: self.size(),
         }
     }
+}
 
-    /// What this graph shares with `other` (statements left uncounted: the distance needs only
-    /// the sizes of the two graphs).
-    fn shared_with(&self, other: &Cfg) -> Counts {
-        Counts {
-            vertices: self.vertices.intersection(&other.vertices).count(),
-            edges: self.edges.intersection(&other.edges).count(),
-            statements: 0,
+/// Where a flow's vertices and edges go: a whole graph, or only the counts a distance needs.
+trait FlowSink {
+    fn vertex(&mut self, v: Vertex);
+    fn edge(&mut self, from: Vertex, to: Vertex);
+}
+
+impl FlowSink for Cfg {
+    fn vertex(&mut self, v: Vertex) {
+        self.vertices.insert(v);
+    }
+
+    fn edge(&mut self, from: Vertex, to: Vertex) {
+        self.edges.insert((from, to));
+    }
+}
+
+/// An edited function's graph measured against its seed's without being built: building its
+/// sets and intersecting them was most of a distance's cost. A flow names each vertex once and
+/// leaves a vertex at most once for each successor, so counting what it emits is counting sets.
+/// Only seed statements and the function's ends can be in the seed's graph.
+struct Measure<'a> {
+    seed: &'a Cfg,
+    edited: EditedFunction,
+}
+
+impl Measure<'_> {
+    fn from_seed(v: Vertex) -> bool {
+        matches!(v, Vertex::Stmt(_) | Vertex::Entry(_) | Vertex::Exit(_))
+    }
+}
+
+impl FlowSink for Measure<'_> {
+    fn vertex(&mut self, v: Vertex) {
+        self.edited.counts.vertices += 1;
+        if !matches!(v, Vertex::Entry(_) | Vertex::Exit(_)) {
+            self.edited.counts.statements += 1;
+        }
+        if Self::from_seed(v) && self.seed.vertices.contains(&v) {
+            self.edited.shared.vertices += 1;
+        }
+    }
+
+    fn edge(&mut self, from: Vertex, to: Vertex) {
+        self.edited.counts.edges += 1;
+        if Self::from_seed(from) && Self::from_seed(to) && self.seed.edges.contains(&(from, to)) {
+            self.edited.shared.edges += 1;
         }
     }
 }
@@ -121,8 +161,9 @@ pub struct SeedGraph {
 /// Edited functions a seed graph remembers (about 50 bytes each); all are forgotten when full.
 const MEASURED_KEPT: usize = 512;
 
-/// The counts of an edited function's graph, and what it shares with the seed's.
-#[derive(Clone, Copy, Debug)]
+/// The counts of an edited function's graph, and what it shares with the seed's (statements
+/// left uncounted: the distance needs only the sizes of the two graphs).
+#[derive(Clone, Copy, Debug, Default)]
 struct EditedFunction {
     counts: Counts,
     shared: Counts,
@@ -131,7 +172,9 @@ struct EditedFunction {
 impl SeedGraph {
     pub fn of(program: &Program) -> SeedGraph {
         let context = BuildContext::new(program, &[], |_| true);
-        let functions: Vec<Cfg> = (0..program.roots.len()).map(|f| context.function(f)).collect();
+        let functions: Vec<Cfg> = (0..program.roots.len())
+            .map(|f| context.function(f, Cfg::default()))
+            .collect();
         let function_counts: Vec<Counts> = functions.iter().map(Cfg::counts).collect();
         let mut function_of = vec![None; program.statements.len()];
         for (function, &root) in program.roots.iter().enumerate() {
@@ -205,11 +248,11 @@ impl SeedGraph {
                 Some(edited) => edited,
                 None => {
                     let context = context.get_or_insert_with(|| BuildContext::new(program, edits, in_unmeasured));
-                    let cfg = context.function(function);
-                    let edited = EditedFunction {
-                        counts: cfg.counts(),
-                        shared: cfg.shared_with(&self.functions[function]),
+                    let measure = Measure {
+                        seed: &self.functions[function],
+                        edited: EditedFunction::default(),
                     };
+                    let edited = context.function(function, measure).edited;
                     if measured.len() >= MEASURED_KEPT {
                         measured.clear();
                     }
@@ -275,18 +318,18 @@ fn jaccard_distance(shared: usize, a: usize, b: usize) -> f64 {
 
 /// A statement of the variant, with its control-flow role.
 #[derive(Debug)]
-struct Tree {
+struct Tree<'a> {
     vertex: Vertex,
     kind: StmtKind,
-    label: Option<String>,
-    children: Vec<Tree>,
+    label: Option<&'a str>,
+    children: Vec<Tree<'a>>,
 }
 
-impl Tree {
-    fn collect_labels(&self, labels: &mut HashMap<String, Vertex>) {
+impl<'a> Tree<'a> {
+    fn collect_labels(&self, labels: &mut HashMap<&'a str, Vertex>) {
         if self.kind == StmtKind::Labeled {
-            if let Some(name) = &self.label {
-                labels.insert(name.clone(), self.vertex);
+            if let Some(name) = self.label {
+                labels.insert(name, self.vertex);
             }
         }
         for child in &self.children {
@@ -294,7 +337,7 @@ impl Tree {
         }
     }
 
-    fn from_shape(shape: &Shape, edit: u32, next_index: &mut u32) -> Tree {
+    fn from_shape(shape: &Shape, edit: u32, next_index: &mut u32) -> Tree<'a> {
         let index = *next_index;
         *next_index += 1;
         Tree {
@@ -347,25 +390,26 @@ impl<'a> BuildContext<'a> {
         }
     }
 
-    /// The graph of the `index`-th function.
-    fn function(&self, index: usize) -> Cfg {
+    /// The graph of the `index`-th function, into `sink`.
+    fn function<Sink: FlowSink>(&self, index: usize, sink: Sink) -> Sink {
         let tree = self.statement(self.program.roots[index]);
         let mut builder = FlowBuilder {
-            cfg: Cfg::default(),
+            sink,
             labels: HashMap::new(),
         };
         let (entry, exit) = (Vertex::Entry(index as u32), Vertex::Exit(index as u32));
-        builder.cfg.vertices.extend([entry, exit]);
+        builder.sink.vertex(entry);
+        builder.sink.vertex(exit);
         tree.collect_labels(&mut builder.labels);
         let first = builder.flow(&tree, exit, Jumps::default(), exit);
-        builder.cfg.edges.insert((entry, first));
-        builder.cfg
+        builder.sink.edge(entry, first);
+        builder.sink
     }
 
     /// The trees standing where statement `id` stood: insertions, then the statement itself
     /// (wrapped by its guards), or its placeholder.
-    fn sequence(&self, id: StmtId) -> Vec<Tree> {
-        let mut out: Vec<Tree> = self
+    fn sequence(&self, id: StmtId) -> Vec<Tree<'a>> {
+        let mut out: Vec<Tree<'a>> = self
             .before
             .get(&id)
             .into_iter()
@@ -384,7 +428,7 @@ impl<'a> BuildContext<'a> {
         out
     }
 
-    fn statement(&self, id: StmtId) -> Tree {
+    fn statement(&self, id: StmtId) -> Tree<'a> {
         let stmt = self.program.statement(id);
         if self.deleted.contains(&id) {
             return Tree {
@@ -404,7 +448,7 @@ impl<'a> BuildContext<'a> {
         let mut tree = Tree {
             vertex: Vertex::Stmt(id),
             kind: stmt.kind,
-            label: stmt.label.clone(),
+            label: stmt.label.as_deref(),
             children,
         };
         for &edit in self.wraps.get(&id).into_iter().flatten() {
@@ -426,34 +470,32 @@ struct Jumps {
     continue_to: Option<Vertex>,
 }
 
-struct FlowBuilder {
-    cfg: Cfg,
-    labels: HashMap<String, Vertex>,
+struct FlowBuilder<'a, Sink> {
+    sink: Sink,
+    labels: HashMap<&'a str, Vertex>,
 }
 
-impl FlowBuilder {
+impl<Sink: FlowSink> FlowBuilder<'_, Sink> {
     /// Adds the flow of `tree`, which continues at `next`; returns the vertex control enters.
     fn flow(&mut self, tree: &Tree, next: Vertex, jumps: Jumps, exit: Vertex) -> Vertex {
         let v = tree.vertex;
-        self.cfg.vertices.insert(v);
-        let edge = |cfg: &mut Cfg, to: Vertex| {
-            cfg.edges.insert((v, to));
-        };
+        self.sink.vertex(v);
+        let edge = |sink: &mut Sink, to: Vertex| sink.edge(v, to);
         match tree.kind {
             StmtKind::Compound => {
                 let mut follow = next;
                 for child in tree.children.iter().rev() {
                     follow = self.flow(child, follow, jumps, exit);
                 }
-                edge(&mut self.cfg, follow);
+                edge(&mut self.sink, follow);
             }
             StmtKind::If => {
                 for child in &tree.children {
                     let first = self.flow(child, next, jumps, exit);
-                    edge(&mut self.cfg, first);
+                    edge(&mut self.sink, first);
                 }
                 if tree.children.len() < 2 {
-                    edge(&mut self.cfg, next);
+                    edge(&mut self.sink, next);
                 }
             }
             StmtKind::While | StmtKind::DoWhile | StmtKind::For => {
@@ -463,9 +505,9 @@ impl FlowBuilder {
                 };
                 for child in &tree.children {
                     let first = self.flow(child, v, inner, exit);
-                    edge(&mut self.cfg, first);
+                    edge(&mut self.sink, first);
                 }
-                edge(&mut self.cfg, next);
+                edge(&mut self.sink, next);
             }
             StmtKind::Switch => {
                 let inner = Jumps {
@@ -474,29 +516,29 @@ impl FlowBuilder {
                 };
                 for child in &tree.children {
                     let first = self.flow(child, next, inner, exit);
-                    edge(&mut self.cfg, first);
+                    edge(&mut self.sink, first);
                     // Case labels are entered from the switch directly.
                     for case in child.children.iter().filter(|c| c.kind == StmtKind::Labeled) {
-                        edge(&mut self.cfg, case.vertex);
+                        edge(&mut self.sink, case.vertex);
                     }
                 }
-                edge(&mut self.cfg, next);
+                edge(&mut self.sink, next);
             }
             StmtKind::Labeled => {
                 let follow = match tree.children.first() {
                     Some(child) => self.flow(child, next, jumps, exit),
                     None => next,
                 };
-                edge(&mut self.cfg, follow);
+                edge(&mut self.sink, follow);
             }
-            StmtKind::Break => edge(&mut self.cfg, jumps.break_to.unwrap_or(exit)),
-            StmtKind::Continue => edge(&mut self.cfg, jumps.continue_to.unwrap_or(exit)),
-            StmtKind::Return => edge(&mut self.cfg, exit),
+            StmtKind::Break => edge(&mut self.sink, jumps.break_to.unwrap_or(exit)),
+            StmtKind::Continue => edge(&mut self.sink, jumps.continue_to.unwrap_or(exit)),
+            StmtKind::Return => edge(&mut self.sink, exit),
             StmtKind::Goto => {
-                let target = tree.label.as_ref().and_then(|l| self.labels.get(l)).copied();
-                edge(&mut self.cfg, target.unwrap_or(exit));
+                let target = tree.label.and_then(|l| self.labels.get(l)).copied();
+                edge(&mut self.sink, target.unwrap_or(exit));
             }
-            StmtKind::Expression | StmtKind::Asm => edge(&mut self.cfg, next),
+            StmtKind::Expression | StmtKind::Asm => edge(&mut self.sink, next),
         }
         v
     }
