@@ -316,41 +316,27 @@ fn jaccard_distance(shared: usize, a: usize, b: usize) -> f64 {
     1.0 - shared as f64 / union as f64
 }
 
-/// A statement of the variant, with its control-flow role.
-#[derive(Debug)]
-struct Tree<'a> {
+/// A statement of the variant, named without building the variant's tree: walking the seed's
+/// statements and the edits in place allocates nothing, and a tree of the function's
+/// statements for each proposal was half of a distance's cost.
+#[derive(Clone, Copy, Debug)]
+enum Node<'a> {
+    /// A seed statement inside the innermost `guards` of the conditionals that guard edits put
+    /// around it.
+    Statement { id: StmtId, guards: u32 },
+    /// A deleted statement.
+    Placeholder(StmtId),
+    /// The code an insertion edit puts before its statement.
+    Inserted { edit: u32 },
+    /// The `index`-th statement (pre-order) of the shape a transplant puts before its statement.
+    Transplanted { shape: &'a Shape, edit: u32, index: u32 },
+}
+
+/// A node's vertex, its control-flow role and its label.
+struct Expanded<'a> {
     vertex: Vertex,
     kind: StmtKind,
     label: Option<&'a str>,
-    children: Vec<Tree<'a>>,
-}
-
-impl<'a> Tree<'a> {
-    fn collect_labels(&self, labels: &mut HashMap<&'a str, Vertex>) {
-        if self.kind == StmtKind::Labeled {
-            if let Some(name) = self.label {
-                labels.insert(name, self.vertex);
-            }
-        }
-        for child in &self.children {
-            child.collect_labels(labels);
-        }
-    }
-
-    fn from_shape(shape: &Shape, edit: u32, next_index: &mut u32) -> Tree<'a> {
-        let index = *next_index;
-        *next_index += 1;
-        Tree {
-            vertex: Vertex::Added { edit, index },
-            kind: shape.kind,
-            label: None,
-            children: shape
-                .children
-                .iter()
-                .map(|c| Tree::from_shape(c, edit, next_index))
-                .collect(),
-        }
-    }
 }
 
 struct BuildContext<'a> {
@@ -392,75 +378,88 @@ impl<'a> BuildContext<'a> {
 
     /// The graph of the `index`-th function, into `sink`.
     fn function<Sink: FlowSink>(&self, index: usize, sink: Sink) -> Sink {
-        let tree = self.statement(self.program.roots[index]);
+        let root = self.node(self.program.roots[index]);
         let mut builder = FlowBuilder {
+            context: self,
             sink,
-            labels: HashMap::new(),
+            labels: None,
+            root,
+            nodes: Vec::new(),
         };
         let (entry, exit) = (Vertex::Entry(index as u32), Vertex::Exit(index as u32));
         builder.sink.vertex(entry);
         builder.sink.vertex(exit);
-        tree.collect_labels(&mut builder.labels);
-        let first = builder.flow(&tree, exit, Jumps::default(), exit);
+        let first = builder.flow(root, exit, Jumps::default(), exit);
         builder.sink.edge(entry, first);
         builder.sink
     }
 
-    /// The trees standing where statement `id` stood: insertions, then the statement itself
-    /// (wrapped by its guards), or its placeholder.
-    fn sequence(&self, id: StmtId) -> Vec<Tree<'a>> {
-        let mut out: Vec<Tree<'a>> = self
-            .before
-            .get(&id)
-            .into_iter()
-            .flatten()
-            .map(|&(index, edit)| match edit {
-                Edit::Transplant { shape, .. } => Tree::from_shape(shape, index, &mut 0),
-                _ => Tree {
-                    vertex: Vertex::Added { edit: index, index: 0 },
-                    kind: StmtKind::Expression,
-                    label: None,
-                    children: Vec::new(),
-                },
-            })
-            .collect();
-        out.push(self.statement(id));
-        out
+    /// Statement `id` as the edits left it: deleted, or inside its guards.
+    fn node(&self, id: StmtId) -> Node<'a> {
+        if self.deleted.contains(&id) {
+            return Node::Placeholder(id);
+        }
+        let guards = self.wraps.get(&id).map_or(0, Vec::len) as u32;
+        Node::Statement { id, guards }
     }
 
-    fn statement(&self, id: StmtId) -> Tree<'a> {
-        let stmt = self.program.statement(id);
-        if self.deleted.contains(&id) {
-            return Tree {
-                vertex: Vertex::Placeholder(id),
-                kind: StmtKind::Expression,
-                label: None,
-                children: Vec::new(),
-            };
-        }
-        let children = if stmt.kind == StmtKind::Compound {
-            stmt.children.iter().flat_map(|&c| self.sequence(c)).collect()
-        } else {
-            // Insertions before a non-block statement never happen (edits go before block
-            // items), so a child stands alone.
-            stmt.children.iter().map(|&c| self.statement(c)).collect()
+    fn expand(&self, node: Node<'a>) -> Expanded<'a> {
+        let (vertex, kind, label) = match node {
+            Node::Statement { id, guards: 0 } => {
+                let stmt = self.program.statement(id);
+                (Vertex::Stmt(id), stmt.kind, stmt.label.as_deref())
+            }
+            Node::Statement { id, guards } => {
+                // The last guard edit wraps the others: it is the outermost.
+                let edit = self.wraps[&id][guards as usize - 1];
+                (Vertex::Guard { edit }, StmtKind::If, None)
+            }
+            Node::Placeholder(id) => (Vertex::Placeholder(id), StmtKind::Expression, None),
+            Node::Inserted { edit } => (Vertex::Added { edit, index: 0 }, StmtKind::Expression, None),
+            Node::Transplanted { shape, edit, index } => (Vertex::Added { edit, index }, shape.kind, None),
         };
-        let mut tree = Tree {
-            vertex: Vertex::Stmt(id),
-            kind: stmt.kind,
-            label: stmt.label.as_deref(),
-            children,
-        };
-        for &edit in self.wraps.get(&id).into_iter().flatten() {
-            tree = Tree {
-                vertex: Vertex::Guard { edit },
-                kind: StmtKind::If,
-                label: None,
-                children: vec![tree],
-            };
-        }
-        tree
+        Expanded { vertex, kind, label }
     }
+
+    /// Appends `node`'s children to `out`, in order.
+    fn push_children(&self, node: Node<'a>, out: &mut Vec<Node<'a>>) {
+        match node {
+            Node::Statement { id, guards: 0 } => {
+                let stmt = self.program.statement(id);
+                for &child in &stmt.children {
+                    // Insertions go before block items only, so a child of any other statement
+                    // stands alone.
+                    if stmt.kind == StmtKind::Compound {
+                        for &(edit, inserted) in self.before.get(&child).into_iter().flatten() {
+                            out.push(match inserted {
+                                Edit::Transplant { shape, .. } => Node::Transplanted { shape, edit, index: 0 },
+                                _ => Node::Inserted { edit },
+                            });
+                        }
+                    }
+                    out.push(self.node(child));
+                }
+            }
+            Node::Statement { id, guards } => out.push(Node::Statement { id, guards: guards - 1 }),
+            Node::Placeholder(_) | Node::Inserted { .. } => {}
+            Node::Transplanted { shape, edit, index } => {
+                let mut next_index = index + 1;
+                for child in &shape.children {
+                    out.push(Node::Transplanted {
+                        shape: child,
+                        edit,
+                        index: next_index,
+                    });
+                    next_index += shape_size(child);
+                }
+            }
+        }
+    }
+}
+
+/// Statements in a shape, itself included.
+fn shape_size(shape: &Shape) -> u32 {
+    1 + shape.children.iter().map(shape_size).sum::<u32>()
 }
 
 /// Where `break` and `continue` go.
@@ -470,32 +469,39 @@ struct Jumps {
     continue_to: Option<Vertex>,
 }
 
-struct FlowBuilder<'a, Sink> {
+struct FlowBuilder<'c, 'a, Sink> {
+    context: &'c BuildContext<'a>,
     sink: Sink,
-    labels: HashMap<&'a str, Vertex>,
+    /// The function's labels, found at its first `goto`.
+    labels: Option<HashMap<&'a str, Vertex>>,
+    root: Node<'a>,
+    /// The children of the nodes being walked, each node's after its parent's.
+    nodes: Vec<Node<'a>>,
 }
 
-impl<Sink: FlowSink> FlowBuilder<'_, Sink> {
-    /// Adds the flow of `tree`, which continues at `next`; returns the vertex control enters.
-    fn flow(&mut self, tree: &Tree, next: Vertex, jumps: Jumps, exit: Vertex) -> Vertex {
-        let v = tree.vertex;
+impl<'a, Sink: FlowSink> FlowBuilder<'_, 'a, Sink> {
+    /// Adds the flow of `node`, which continues at `next`; returns the vertex control enters.
+    fn flow(&mut self, node: Node<'a>, next: Vertex, jumps: Jumps, exit: Vertex) -> Vertex {
+        let Expanded { vertex: v, kind, label } = self.context.expand(node);
         self.sink.vertex(v);
-        let edge = |sink: &mut Sink, to: Vertex| sink.edge(v, to);
-        match tree.kind {
+        let children = self.nodes.len();
+        self.context.push_children(node, &mut self.nodes);
+        let children = children..self.nodes.len();
+        match kind {
             StmtKind::Compound => {
                 let mut follow = next;
-                for child in tree.children.iter().rev() {
-                    follow = self.flow(child, follow, jumps, exit);
+                for child in children.clone().rev() {
+                    follow = self.flow(self.nodes[child], follow, jumps, exit);
                 }
-                edge(&mut self.sink, follow);
+                self.sink.edge(v, follow);
             }
             StmtKind::If => {
-                for child in &tree.children {
-                    let first = self.flow(child, next, jumps, exit);
-                    edge(&mut self.sink, first);
+                for child in children.clone() {
+                    let first = self.flow(self.nodes[child], next, jumps, exit);
+                    self.sink.edge(v, first);
                 }
-                if tree.children.len() < 2 {
-                    edge(&mut self.sink, next);
+                if children.len() < 2 {
+                    self.sink.edge(v, next);
                 }
             }
             StmtKind::While | StmtKind::DoWhile | StmtKind::For => {
@@ -503,44 +509,69 @@ impl<Sink: FlowSink> FlowBuilder<'_, Sink> {
                     break_to: Some(next),
                     continue_to: Some(v),
                 };
-                for child in &tree.children {
-                    let first = self.flow(child, v, inner, exit);
-                    edge(&mut self.sink, first);
+                for child in children.clone() {
+                    let first = self.flow(self.nodes[child], v, inner, exit);
+                    self.sink.edge(v, first);
                 }
-                edge(&mut self.sink, next);
+                self.sink.edge(v, next);
             }
             StmtKind::Switch => {
                 let inner = Jumps {
                     break_to: Some(next),
                     ..jumps
                 };
-                for child in &tree.children {
+                for child in children.clone() {
+                    let child = self.nodes[child];
                     let first = self.flow(child, next, inner, exit);
-                    edge(&mut self.sink, first);
+                    self.sink.edge(v, first);
                     // Case labels are entered from the switch directly.
-                    for case in child.children.iter().filter(|c| c.kind == StmtKind::Labeled) {
-                        edge(&mut self.sink, case.vertex);
+                    let grandchildren = self.nodes.len();
+                    self.context.push_children(child, &mut self.nodes);
+                    for grandchild in grandchildren..self.nodes.len() {
+                        let case = self.context.expand(self.nodes[grandchild]);
+                        if case.kind == StmtKind::Labeled {
+                            self.sink.edge(v, case.vertex);
+                        }
                     }
+                    self.nodes.truncate(grandchildren);
                 }
-                edge(&mut self.sink, next);
+                self.sink.edge(v, next);
             }
             StmtKind::Labeled => {
-                let follow = match tree.children.first() {
-                    Some(child) => self.flow(child, next, jumps, exit),
+                let follow = match children.clone().next() {
+                    Some(child) => self.flow(self.nodes[child], next, jumps, exit),
                     None => next,
                 };
-                edge(&mut self.sink, follow);
+                self.sink.edge(v, follow);
             }
-            StmtKind::Break => edge(&mut self.sink, jumps.break_to.unwrap_or(exit)),
-            StmtKind::Continue => edge(&mut self.sink, jumps.continue_to.unwrap_or(exit)),
-            StmtKind::Return => edge(&mut self.sink, exit),
+            StmtKind::Break => self.sink.edge(v, jumps.break_to.unwrap_or(exit)),
+            StmtKind::Continue => self.sink.edge(v, jumps.continue_to.unwrap_or(exit)),
+            StmtKind::Return => self.sink.edge(v, exit),
             StmtKind::Goto => {
-                let target = tree.label.and_then(|l| self.labels.get(l)).copied();
-                edge(&mut self.sink, target.unwrap_or(exit));
+                let target = label.and_then(|l| self.labels().get(l)).copied();
+                self.sink.edge(v, target.unwrap_or(exit));
             }
-            StmtKind::Expression | StmtKind::Asm => edge(&mut self.sink, next),
+            StmtKind::Expression | StmtKind::Asm => self.sink.edge(v, next),
         }
+        self.nodes.truncate(children.start);
         v
+    }
+
+    /// The function's labels and the vertices they stand at.
+    fn labels(&mut self) -> &HashMap<&'a str, Vertex> {
+        let (context, root) = (self.context, self.root);
+        self.labels.get_or_insert_with(|| {
+            let mut labels = HashMap::new();
+            let mut pending = vec![root];
+            while let Some(node) = pending.pop() {
+                let expanded = context.expand(node);
+                if let (StmtKind::Labeled, Some(name)) = (expanded.kind, expanded.label) {
+                    labels.insert(name, expanded.vertex);
+                }
+                context.push_children(node, &mut pending);
+            }
+            labels
+        })
     }
 }
 
