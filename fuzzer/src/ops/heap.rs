@@ -19,6 +19,18 @@ pub fn keep_large_allocations_out_of_the_heap() {
     }
 }
 
+/// glibc keeps small freed blocks that overflow its per-thread cache in "fast bins", unmerged,
+/// and merges them all whenever a large block is asked for. A seed parse frees millions of
+/// small nodes as lang-c backtracks while its tables grow: merging was a quarter of it. Without
+/// fast bins a block is merged as it is freed, and a csmith seed parses in 33 ms instead of
+/// 39 ms.
+pub fn merge_freed_blocks_at_once() {
+    // SAFETY: mallopt only sets glibc's allocator parameters.
+    unsafe {
+        libc::mallopt(libc::M_MXFAST, 0);
+    }
+}
+
 /// Hands the pages glibc freed back to the kernel: without this a process's resident memory is
 /// the largest parse it ever did rather than what it holds. Also called every few seconds: the
 /// free chunks of the heap move as proposals come and go, and each page they touch stays
