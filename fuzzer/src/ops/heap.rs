@@ -58,6 +58,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn small_freed_blocks_are_not_kept_apart_in_fast_bins() {
+        merge_freed_blocks_at_once();
+        // SAFETY: mallinfo2 only reads the allocator's statistics.
+        let in_fast_bins = || unsafe { libc::mallinfo2() }.fsmblks;
+        let before = in_fast_bins();
+        // More than the per-thread cache holds of one size.
+        let blocks: Vec<Box<[u8; 40]>> = (0..1000).map(|i| Box::new([i as u8; 40])).collect();
+        drop(blocks);
+        assert!(
+            in_fast_bins() <= before,
+            "{} bytes went to fast bins",
+            in_fast_bins() - before
+        );
+    }
+
+    #[test]
     fn freed_pages_inside_the_heap_go_back_to_the_kernel() {
         keep_large_allocations_out_of_the_heap();
         // Blocks below the mapping threshold come from the heap; the last one, kept, stops
