@@ -3,6 +3,7 @@
 //! first) + w_o·(optimization counters it set first); zero weights are Athena as published.
 //! Every decision is appended to `OUT/mcmc/client-N.csv`.
 
+use crate::mcmc::decision_log::fixed;
 use crate::mcmc::{DecisionLog, Guidance, McmcChains, PendingProposal};
 use ccfuzz_mutators::athena::AthenaParams;
 use ccfuzz_mutators::cfg::SeedGraph;
@@ -177,19 +178,19 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
         chains.by_length.record(length, distance_now);
         if let Some(log) = &mut self.log {
             log.record(format_args!(
-                "{:.1},{},{},{:?},{},{},{},{:.6},{:.6},{},{},{:.4}",
-                self.started.elapsed().as_secs_f64(),
+                "{},{},{},{:?},{},{},{},{},{},{},{},{}",
+                fixed(self.started.elapsed().as_secs_f64(), 1),
                 input.seed,
                 name,
                 pending.family,
                 u8::from(accepted),
                 entry.proposals,
                 length,
-                distance_now,
-                proposed_distance,
+                fixed(distance_now, 6),
+                fixed(proposed_distance, 6),
                 novelty.new_coverage,
                 novelty.new_counters,
-                pending.log_q_ratio
+                fixed(pending.log_q_ratio, 4)
             ))?;
         }
         if !accepted {

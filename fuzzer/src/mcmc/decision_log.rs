@@ -82,9 +82,110 @@ impl DecisionLog {
     }
 }
 
+/// A number with `decimals` digits after the point, printed as `{:.N}` prints it (the exact
+/// binary value, rounded half to even) but by integer arithmetic: a decision's four numbers
+/// through the standard formatting were 2% of a client's CPU against tcc.
+pub struct Fixed {
+    value: f64,
+    decimals: u32,
+}
+
+/// `value` to print with `decimals` digits after the point.
+pub fn fixed(value: f64, decimals: u32) -> Fixed {
+    Fixed { value, decimals }
+}
+
+impl Fixed {
+    /// The value times 10^decimals, rounded half to even, when it fits the integer arithmetic.
+    fn scaled(&self) -> Option<u128> {
+        if !self.value.is_finite() || self.decimals > 18 {
+            return None;
+        }
+        // The value is mantissa × 2^exponent exactly.
+        let bits = self.value.abs().to_bits();
+        let (biased, fraction) = ((bits >> 52) as i32, bits & ((1 << 52) - 1));
+        let (mantissa, exponent) = match biased {
+            0 => (fraction, -1074),
+            _ => (fraction | 1 << 52, biased - 1075),
+        };
+        let power = 10u128.pow(self.decimals);
+        if exponent >= 0 {
+            // Below 2^93 before scaling, below 2^127 after.
+            return (exponent <= 40).then(|| (u128::from(mantissa) << exponent) * power);
+        }
+        let shift = exponent.unsigned_abs();
+        if shift >= 128 {
+            return Some(0);
+        }
+        let exact = u128::from(mantissa) * power;
+        let (quotient, remainder, half) = (exact >> shift, exact & ((1 << shift) - 1), 1u128 << (shift - 1));
+        let round_up = remainder > half || (remainder == half && quotient % 2 == 1);
+        Some(quotient + u128::from(round_up))
+    }
+}
+
+impl std::fmt::Display for Fixed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Some(scaled) = self.scaled() else {
+            return write!(f, "{:.*}", self.decimals as usize, self.value);
+        };
+        let sign = if self.value.is_sign_negative() { "-" } else { "" };
+        if self.decimals == 0 {
+            return write!(f, "{sign}{scaled}");
+        }
+        let power = 10u128.pow(self.decimals);
+        let width = self.decimals as usize;
+        write!(f, "{sign}{}.{:0width$}", scaled / power, scaled % power)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fixed_numbers_print_as_the_standard_formatting_prints_them() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let special = [
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.0 / 128.0,
+            2.5e-7,
+            1e17,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        let random = (0..200_000).map(|i| {
+            let unit = (next() >> 11) as f64 / (1u64 << 53) as f64;
+            // Distances, log ratios, seconds, and exact binary fractions (halves at any place).
+            match i % 4 {
+                0 => unit,
+                1 => (unit - 0.5) * 100.0,
+                2 => unit * 1e6,
+                _ => (next() % (1 << 20)) as f64 / (1 << (next() % 24)) as f64,
+            }
+        });
+        for value in special.into_iter().chain(random) {
+            for decimals in [0, 1, 4, 6] {
+                let expected = format!("{value:.*}", decimals as usize);
+                assert_eq!(
+                    fixed(value, decimals).to_string(),
+                    expected,
+                    "{value:e} to {decimals} places"
+                );
+            }
+        }
+    }
 
     fn lines(path: &Path) -> Vec<String> {
         std::fs::read_to_string(path)
