@@ -110,8 +110,10 @@ impl Fixed {
         };
         let power = 10u128.pow(self.decimals);
         if exponent >= 0 {
-            // Below 2^93 before scaling, below 2^127 after.
-            return (exponent <= 40).then(|| (u128::from(mantissa) << exponent) * power);
+            // Below 2^93 before scaling.
+            return (exponent <= 40)
+                .then(|| (u128::from(mantissa) << exponent).checked_mul(power))
+                .flatten();
         }
         let shift = exponent.unsigned_abs();
         if shift >= 128 {
@@ -160,6 +162,7 @@ mod tests {
             1.0 / 128.0,
             2.5e-7,
             1e17,
+            1.2e24,
             1e300,
             f64::INFINITY,
             f64::NEG_INFINITY,
@@ -176,7 +179,7 @@ mod tests {
             }
         });
         for value in special.into_iter().chain(random) {
-            for decimals in [0, 1, 4, 6] {
+            for decimals in [0, 1, 4, 6, 18] {
                 let expected = format!("{value:.*}", decimals as usize);
                 assert_eq!(
                     fixed(value, decimals).to_string(),
