@@ -150,19 +150,21 @@ pub fn unwritten<T: Unwritten + Clone>(path: &Path) -> Option<T> {
 /// Whether a file of this name is saved (in memory or on disk). One saved by this process is
 /// held by one more corpus entry (a chain came back to a state it still has).
 ///
-/// In a directory whose writes are deferred only this process's saves are looked for: a file
-/// someone else wrote there is found when this process's would be written, and is left as it
-/// is ([`write_out`]). Looking on disk for each new state was a `stat` of a name the directory
-/// does not have, a search of its blocks: 3% of a client's CPU against tcc.
+/// In a directory whose writes are deferred and that has no metadata files, only this
+/// process's saves are looked for: a file someone else wrote there is found when this process's
+/// would be written, and is left as it is ([`write_out`]). Looking on disk for each new state
+/// was a `stat` of a name the directory does not have, a search of its blocks: 3% of a client's
+/// CPU against tcc. Beside metadata files the file is looked for, as a save of this process
+/// would delete the metadata file that LibAFL rewrote for it, and that is someone else's.
 pub fn hold(path: &Path) -> bool {
-    let deferred = is_deferred(path);
+    let look_on_disk = deferral(path) != Some(false);
     with_written(|written| match written.get_mut(path) {
         Some(file) if file.unwritten.is_some() || path.is_file() => {
             file.holders += 1;
             true
         }
         Some(_) => false,
-        None => !deferred && path.is_file(),
+        None => look_on_disk && path.is_file(),
     })
 }
 
@@ -465,6 +467,11 @@ mod tests {
 
     #[test]
     fn in_a_deferred_directory_a_file_written_elsewhere_is_found_when_it_would_be_written() {
+        let beside_metadata = tempfile::tempdir().unwrap();
+        defer_writes_in(beside_metadata.path(), true);
+        let theirs = beside_metadata.path().join("another-client");
+        std::fs::write(&theirs, "theirs").unwrap();
+        assert!(hold(&theirs), "a file with metadata beside is looked for");
         let dir = tempfile::tempdir().unwrap();
         defer_writes_in(dir.path(), false);
         let foreign = dir.path().join("another-client");
