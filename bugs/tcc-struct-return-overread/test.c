@@ -1,5 +1,6 @@
 /* TinyCC returns a 12-byte struct read through a pointer with two 8-byte loads: it reads 4 bytes
    past the object. With the object at the end of a mapped page, the program crashes. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
