@@ -60,7 +60,7 @@ mod tests {
 
     #[test]
     fn families_ignore_folders_and_versions() {
-        assert_eq!(family("/work/build/bin/clang-22"), "clang");
+        assert_eq!(family("/opt/ccfuzz/build/bin/clang-22"), "clang");
         assert_eq!(family("clang-19"), "clang");
         assert_eq!(family("clang"), "clang");
         assert_eq!(family("gcc-12"), "gcc");
