@@ -11,5 +11,6 @@ pub mod judge;
 pub mod mcmc;
 pub mod measure;
 pub mod ops;
+pub mod process;
 pub mod seeds;
 pub mod sharing;

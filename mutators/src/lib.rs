@@ -23,4 +23,5 @@ pub mod seed_id;
 pub mod synthesis;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod ub_warnings;
 pub mod valuation;

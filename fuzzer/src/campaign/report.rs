@@ -6,9 +6,9 @@ use crate::campaign::manager::UnsharedStates;
 use crate::campaign::options::CampaignState;
 use crate::exec::executor::ExecutorTotals;
 use crate::exec::repeats::RepeatedTexts;
-use crate::exec::runner::cpu_seconds;
 use crate::judge::validity::InvalidVariants;
 use crate::mcmc::McmcChains;
+use crate::ops::usage::cpu_seconds;
 use crate::seeds::SeedTiming;
 use ccfuzz_observers::counters::Counters;
 use libafl::corpus::Corpus;
@@ -71,7 +71,7 @@ pub struct ClientReport {
 /// A process's resident memory in bytes, from its `statm` in /proc (`self`, or a pid); 0 where
 /// /proc does not say.
 pub fn resident_bytes(process: &str) -> u64 {
-    crate::exec::runner::statm_bytes(process, 1).unwrap_or(0)
+    crate::ops::usage::statm_bytes(process, 1).unwrap_or(0)
 }
 
 /// A process's resident memory by kind, and its malloc heap: bytes in use by live allocations

@@ -4,28 +4,12 @@
 //! reading the reports into the observers.
 
 use crate::config::{CompilerConfig, Config, CounterFamily, Coverage};
+pub use crate::process::compile::Additions;
 use anyhow::{Context, Result};
 use ccfuzz_observers::counters::{CounterNamesObserver, CounterSource};
 use ccfuzz_observers::coverage::{map_size_for, private_map, AflMap, CoverageObserver, GCOV_MAP_SIZE};
 use ccfuzz_observers::gcov::{gcov_env, take_gcov, GcovCoverage};
 use std::path::{Path, PathBuf};
-
-/// Flags and environment added to one compilation.
-#[derive(Debug, Default)]
-pub struct Additions {
-    pub args: Vec<String>,
-    pub env: Vec<(String, String)>,
-}
-
-impl Additions {
-    /// Flags alone.
-    pub fn flags(flags: &[&str]) -> Self {
-        Additions {
-            args: flags.iter().map(|f| f.to_string()).collect(),
-            env: Vec::new(),
-        }
-    }
-}
 
 #[derive(Clone, Copy, Debug)]
 struct ConfigObservation {

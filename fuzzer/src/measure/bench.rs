@@ -6,9 +6,9 @@
 
 use crate::campaign::report::MemoryReport;
 use crate::config::{CompilerConfig, Config};
-use crate::exec::compile::compile;
-use crate::exec::instrument::Additions;
-use crate::exec::runner::cpu_seconds;
+use crate::ops::usage::cpu_seconds;
+use crate::process::compile::compile;
+use crate::process::compile::Additions;
 use crate::seeds::SeedMaker;
 use anyhow::{bail, Result};
 use ccfuzz_mutators::athena::{AthenaChain, AthenaParams};

@@ -37,7 +37,7 @@ pub fn merge_freed_blocks_at_once() {
 /// resident (a client's anonymous memory crept up by about 1 MB an hour while its heap in use
 /// stayed flat). Returns the resident bytes handed back.
 pub fn return_freed_memory() -> u64 {
-    let resident = || crate::exec::runner::statm_bytes("self", 1).unwrap_or(0);
+    let resident = || super::usage::statm_bytes("self", 1).unwrap_or(0);
     let before = resident();
     // SAFETY: malloc_trim only hands glibc's free pages back to the kernel.
     unsafe {

@@ -6,7 +6,7 @@
 //! signal only raises a stop flag that every process forked from the launcher shares (an
 //! anonymous shared page mapped before the launcher forks), so a signal sent to the launcher
 //! alone stops the clients too. A client that sees the flag kills the compiler or binary it
-//! waits for ([`crate::exec::runner::run`] returns [`Interrupted`]), abandons that execution, then
+//! waits for ([`crate::process::runner::run`] returns [`Interrupted`]), abandons that execution, then
 //! stops as it does at its deadline. A second signal to a process kills the child it waits for
 //! and exits at once with LibAFL's Ctrl-C status, which its restarter takes as "shutting down".
 //! When every client has stopped, the launcher removes `tmp/` and prints a summary

@@ -2,14 +2,30 @@
 //! outcomes the judges understand.
 
 use crate::config::CompilerConfig;
-use crate::exec::instrument::Additions;
-use crate::exec::runner::{run, Exit, Limits, Streams};
+use crate::process::runner::{run, Exit, Limits, Streams};
 use anyhow::{Context, Result};
 use ccfuzz_observers::{ConfigOutcome, RunResult};
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
+
+/// Flags and environment added to one compilation.
+#[derive(Debug, Default)]
+pub struct Additions {
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+impl Additions {
+    /// Flags alone.
+    pub fn flags(flags: &[&str]) -> Self {
+        Additions {
+            args: flags.iter().map(|f| f.to_string()).collect(),
+            env: Vec::new(),
+        }
+    }
+}
 
 /// Recognizes a compiler crash in its stderr and extracts a short message that identifies it.
 pub fn crash_message(stderr: &str) -> Option<String> {

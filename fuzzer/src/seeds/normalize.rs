@@ -4,7 +4,7 @@
 //! included, is plain C without macros whose lines gcov reports directly.
 
 use crate::config::Config;
-use crate::exec::runner::{run, Limits};
+use crate::process::runner::{run, Limits};
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;

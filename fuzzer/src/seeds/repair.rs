@@ -9,7 +9,7 @@
 //! MemorySanitizer checks every return value, and the triage guard's `-Werror=return-type`
 //! rejects it: 105 torture tests were lost to vetting for it alone.
 
-use crate::exec::runner::{run, Limits};
+use crate::process::runner::{run, Limits};
 use anyhow::{Context, Result};
 use std::collections::BTreeSet;
 use std::path::Path;

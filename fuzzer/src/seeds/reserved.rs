@@ -3,7 +3,7 @@
 //! seed's definition (GCC's torture test 20021127-1 defines an `llabs` that aborts and passes
 //! only because gcc replaces the call).
 
-use crate::exec::runner::{run, Limits};
+use crate::process::runner::{run, Limits};
 use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::model::Program;
 use std::collections::{BTreeSet, HashMap};

@@ -15,12 +15,12 @@
 
 use crate::config::installed::SANITIZER_FLAGS;
 use crate::config::{CompilerConfig, Config};
-use crate::exec::compile::compile;
-use crate::exec::instrument::Additions;
-use crate::exec::runner::{run, Exit, Limits};
+use crate::process::compile::compile;
+use crate::process::compile::Additions;
+use crate::process::runner::{run, Exit, Limits};
 use anyhow::Result;
+use ccfuzz_mutators::ub_warnings::{clang_warning_flags, gcc_warning_flags};
 use ccfuzz_observers::RunResult;
-use ccfuzz_triage::check::{clang_warning_flags, gcc_warning_flags};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;

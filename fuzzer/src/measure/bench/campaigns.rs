@@ -9,7 +9,7 @@ use super::{children_cpu, BenchOptions};
 use crate::campaign::report::resident_bytes;
 use crate::campaign::ClientReport;
 use crate::config::{CompilerConfig, Config, ReferenceGate};
-use crate::exec::runner::proc_stat;
+use crate::ops::usage::proc_stat;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};

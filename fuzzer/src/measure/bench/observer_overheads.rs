@@ -4,8 +4,8 @@
 
 use super::{children_cpu, median, BenchOptions};
 use crate::config::CompilerConfig;
-use crate::exec::compile::compile;
-use crate::exec::instrument::Additions;
+use crate::process::compile::compile;
+use crate::process::compile::Additions;
 use crate::seeds::SeedMaker;
 use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::seed::SeedStore;

@@ -2,9 +2,9 @@
 //! vetted, then stored. A seed that fails a step is rejected with a one-line reason.
 
 use crate::config::{CompilerConfig, Config};
-use crate::exec::compile::{compile, run_binary};
-use crate::exec::instrument::Additions;
-use crate::exec::runner::{run, Limits};
+use crate::process::compile::Additions;
+use crate::process::compile::{compile, run_binary};
+use crate::process::runner::{run, Limits};
 use crate::seeds::normalize::{normalize, system_include_dirs};
 use crate::seeds::rejection::{Rejection, Vetted};
 use crate::seeds::repair::{repair, Repaired};

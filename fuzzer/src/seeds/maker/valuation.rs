@@ -3,7 +3,7 @@
 
 use super::SeedMaker;
 use crate::config::CompilerConfig;
-use crate::exec::compile::run_binary;
+use crate::process::compile::run_binary;
 use anyhow::Result;
 use ccfuzz_mutators::model::Program;
 use ccfuzz_mutators::seed::Seed;
