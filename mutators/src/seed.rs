@@ -538,4 +538,39 @@ mod tests {
             assert!(!there.contains(&seed.id));
         }
     }
+
+    /// A point where `g` held `value` once.
+    fn one_point(value: i128) -> crate::valuation::PointValues {
+        use crate::valuation::{PointValues, Readable};
+        let readables = vec![Readable {
+            expr: "g".into(),
+            kind: crate::ctype::IntKind::Int,
+            assignable: true,
+        }];
+        PointValues {
+            readables,
+            values: vec![[value].into_iter().collect()],
+            hits: 1,
+            capped: false,
+        }
+    }
+
+    #[test]
+    fn a_stored_valuation_reads_back_with_one_allocation_per_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SeedStore::open(dir.path()).unwrap();
+        let seed = stored_seed(&store);
+        let id = seed.id;
+        let stored = Valuation {
+            points: [(1, one_point(1)), (2, one_point(2))].into(),
+        };
+        store.put_valuation(&id, &stored).unwrap();
+        let read = store.valuation(&id).unwrap().unwrap();
+        assert_eq!(read, stored);
+        // A retired seed's valuation is gzipped and reads the same.
+        store.compress(&id).unwrap();
+        assert_eq!(store.valuation(&id).unwrap().unwrap(), stored);
+        let names: Vec<&Arc<str>> = read.points.values().map(|p| &p.readables[0].expr).collect();
+        assert!(Arc::ptr_eq(names[0], names[1]));
+    }
 }

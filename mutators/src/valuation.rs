@@ -383,34 +383,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_stored_profile_reads_back_with_one_allocation_per_name() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = crate::seed::SeedStore::open(dir.path()).unwrap();
-        let profile = crate::seed::SeedProfile {
-            origin: "test".into(),
-            headers: store.put_headers("").unwrap(),
-            include_block_len: 0,
-            line_counts: BTreeMap::new(),
-            expected_exit: 0,
-            run_ms: None,
-        };
-        let seed = crate::seed::Seed::new("int g;".into(), profile, Vec::new());
-        store.put(&seed).unwrap();
-        let id = seed.id;
-        let stored = Valuation {
-            points: [(1, point(&[1], 1, false)), (2, point(&[2], 1, false))].into(),
-        };
-        store.put_valuation(&id, &stored).unwrap();
-        let read = store.valuation(&id).unwrap().unwrap();
-        assert_eq!(read, stored);
-        // A retired seed's valuation is gzipped and reads the same.
-        store.compress(&id).unwrap();
-        assert_eq!(store.valuation(&id).unwrap().unwrap(), stored);
-        let names: Vec<&Arc<str>> = read.points.values().map(|p| &p.readables[0].expr).collect();
-        assert!(Arc::ptr_eq(names[0], names[1]));
-    }
-
     /// A torture-test-sized function: four points that can read a variable.
     #[test]
     fn a_small_program_is_sampled_whole_at_a_csmith_sized_rate() {

@@ -1,3 +1,5 @@
+//! Tests of the repairs on clang's own diagnostics of small pre-C99 programs.
+
 use super::*;
 
 const DIAGNOSTICS: &str = "\
