@@ -7,8 +7,8 @@
 //! restoring it, and a transplant is undone by removing it. The four kinds of move are drawn
 //! with equal probability, so that probability cancels from the ratio.
 
-use crate::cfg::{DistanceWeights, SeedGraph};
 use crate::edit::Edit;
+use crate::flow_graph::{DistanceWeights, SeedGraph};
 use crate::input::Variant;
 use crate::metropolis::accepts;
 use crate::model::{Execution, Program, StmtId};

@@ -6,9 +6,9 @@
 //! [`orion::OrionMutator`] are LibAFL `Mutator`s over variants.
 
 pub mod athena;
-pub mod cfg;
 pub mod ctype;
 pub mod edit;
+pub mod flow_graph;
 pub mod hermes;
 pub mod input;
 pub mod metropolis;
@@ -25,3 +25,6 @@ pub mod synthesis;
 pub mod testing;
 pub mod ub_warnings;
 pub mod valuation;
+
+/// The control-flow graphs under the name `ccfuzz::mcmc::acceptance` imports them by.
+pub use flow_graph as cfg;

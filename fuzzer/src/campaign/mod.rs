@@ -4,17 +4,19 @@
 
 pub mod broker;
 pub mod client;
+pub mod client_report;
 pub mod launcher;
 pub mod manager;
 pub mod options;
 pub mod progress;
 pub mod replay;
-pub mod report;
 pub mod resume;
 pub mod scratch;
 pub mod summary;
 
+/// The client reports under the name `client.rs` imports them by.
+use client_report as report;
+pub use client_report::ClientReport;
 pub use launcher::run_campaign;
 pub use options::{CampaignOptions, CampaignState, MixedSource, SeedSource};
 pub use replay::replay;
-pub use report::ClientReport;

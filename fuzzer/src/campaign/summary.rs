@@ -1,7 +1,7 @@
 //! The campaign's closing words: once every client has stopped, the scratch directory is
 //! removed and a summary printed from the client reports written in this run.
 
-use crate::campaign::report::ClientReport;
+use crate::campaign::client_report::ClientReport;
 use crate::ops::shutdown::stopped_early;
 use crate::ops::status::compact_duration;
 use std::path::Path;

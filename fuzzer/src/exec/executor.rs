@@ -5,9 +5,9 @@
 //! never errors of the fuzzer.
 
 use crate::config::{Config, ReferenceGate};
+use crate::exec::gate::{gate, prints_seed_output, variant_run_timeout, Gate};
 use crate::exec::instrument::Instruments;
 use crate::exec::source_file::SourceFile;
-use crate::exec::validity::{gate, prints_seed_output, variant_run_timeout, Gate};
 use crate::process::compile::Additions;
 use crate::process::compile::{compile_and_run, BinaryRuns};
 use anyhow::Context;

@@ -4,7 +4,7 @@
 //! Observing inside the compilers costs compile time too: instrumented against plain builds of
 //! the same tcc, and statistics or remarks against plain gcc and clang.
 
-use crate::campaign::report::MemoryReport;
+use crate::campaign::client_report::MemoryReport;
 use crate::config::{CompilerConfig, Config};
 use crate::ops::usage::cpu_seconds;
 use crate::process::compile::compile;
@@ -138,7 +138,7 @@ fn variant_time(options: &BenchOptions) -> Result<()> {
     let heap_before_graphs = MemoryReport::of_this_process().heap_in_use_bytes;
     let graphs = ids
         .iter()
-        .map(|id| Ok(ccfuzz_mutators::cfg::SeedGraph::of(&programs.get(id)?.program)))
+        .map(|id| Ok(ccfuzz_mutators::flow_graph::SeedGraph::of(&programs.get(id)?.program)))
         .collect::<Result<Vec<_>>>()?;
     println!(
         "heap held by the control-flow graphs of {} seeds (the program distance's reference): {:.1} MB",

@@ -6,7 +6,7 @@
 //! the corpus bytes per accepted chain state.
 
 use super::{children_cpu, BenchOptions};
-use crate::campaign::report::resident_bytes;
+use crate::campaign::client_report::resident_bytes;
 use crate::campaign::ClientReport;
 use crate::config::{CompilerConfig, Config, ReferenceGate};
 use crate::ops::usage::proc_stat;

@@ -23,7 +23,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-mod valuation;
+mod probe_runs;
 
 /// What running the profiling build of a seed produced.
 struct Profiled {
