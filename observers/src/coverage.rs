@@ -10,9 +10,6 @@ use std::process::Command;
 /// The compiler-coverage observer: raw counts in, AFL hit-count buckets out (`post_exec`).
 pub type CoverageObserver = HitcountsMapObserver<StdMapObserver<'static, u8, false>>;
 
-/// AFL++'s default map size, used when the compiler does not report its own.
-pub const AFL_DEFAULT_MAP_SIZE: usize = 65536;
-
 /// Entries of the map that gcov lines are hashed into (a compiler has up to ~10^6 lines).
 pub const GCOV_MAP_SIZE: usize = 1 << 18;
 

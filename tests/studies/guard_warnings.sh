@@ -1,6 +1,6 @@
 #!/bin/bash
 # Variants of csmith seeds through the triage guard's gcc and clang warning sets (the
-# warnings it turns into errors: triage/src/check.rs): how many variants would the guard reject
+# warnings it turns into errors: mutators/src/ub_warnings.rs): how many variants would the guard reject
 # although nothing in them is undefined?
 #
 #   tests/studies/guard_warnings.sh target/release/ccfuzz OUT hermes|orion|athena SEEDS VARIANTS
@@ -14,7 +14,7 @@
 # failing variant's first error in OUT/failures.txt.
 set -u
 bin=$(realpath "$1"); out=$2; family=$3; nseeds=$4; per=$5
-check_rs="$(dirname "$0")/../../triage/src/check.rs"
+check_rs="$(dirname "$0")/../../mutators/src/ub_warnings.rs"
 warnings() { sed -n "/pub const $1/,/^];/p" "$check_rs" | grep -o '"[^"]*"' | tr -d '"' | sed 's/^/-Werror=/' | tr '\n' ' '; }
 gcc_flags=$(warnings GCC_UB_WARNINGS)
 clang_flags=$(warnings CLANG_UB_WARNINGS)
@@ -26,7 +26,8 @@ next_seed() {
   else s=$tried; fi
 }
 while [ "$accepted" -lt "$nseeds" ] && next_seed; do
-  csmith --no-packed-struct -s "$s" > "$out/cs$s.c" 2>/dev/null
+  # csmith writes `platform.info` into its working directory.
+  (cd "$out" && csmith --no-packed-struct -s "$s" > "cs$s.c" 2>/dev/null)
   # `ccfuzz mutate` vets the seed as a campaign does and refuses a rejected one.
   timeout 300 "$bin" mutate --seed "$out/cs$s.c" --mutator "$family" -n "$per" --out "$out/v$s" --random-seed "$s" > "$out/vet.out" 2>&1 \
     || { echo "csmith -s $s: $(grep -m1 -i 'rejected\|error' "$out/vet.out")" >> "$out/vetting.txt"; continue; }

@@ -179,8 +179,10 @@ fn seeds_keep_their_meaning_and_re_emit_exactly() {
         expect_seed_output(programs, id, &emitted, dir, "re-emitted text")?;
         // The normalized seed prints what csmith's original program prints.
         let csmith_args: Vec<&str> = loaded.seed.profile.origin.split_whitespace().skip(1).collect();
+        // csmith writes `platform.info` into its working directory.
         let original = std::process::Command::new("csmith")
             .args(&csmith_args)
+            .current_dir(dir)
             .output()
             .unwrap()
             .stdout;

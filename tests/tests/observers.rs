@@ -33,8 +33,10 @@ fn tcc_config(dir: &Path) -> CompilerConfig {
 
 /// csmith program number `seed`, written into `dir`.
 fn csmith_program(dir: &Path, seed: u64) -> PathBuf {
+    // csmith writes `platform.info` into its working directory.
     let output = std::process::Command::new("csmith")
         .args(["--no-packed-struct", "-s", &seed.to_string()])
+        .current_dir(dir)
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", text(&output));
