@@ -4,7 +4,7 @@
 //! LibAFL 0.16.1's `Launcher` accepts a remote broker address but never passes it to the broker
 //! it spawns, so the campaign starts its broker itself and the `Launcher` only its clients.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use ccfuzz_mutators::input::Variant;
 use libafl::events::StdLlmpEventHook;
 use libafl::monitors::Monitor;
@@ -96,6 +96,8 @@ fn broker_loop<MT: Monitor>(
 ) -> Result<()> {
     let hook = StdLlmpEventHook::<Variant, MT>::new(monitor)?;
     let mut broker = LlmpBroker::new(StdShMemProvider::new()?, tuple_list!(hook))?;
+    // LibAFL's errors already say their OS error, which their sources would repeat: each is
+    // quoted by its `Display` alone.
     // The link comes first: LibAFL 0.16.1 numbers it as a client, and a listener started before
     // it gives the first local client the same number, whose messages the link then never
     // forwards (it takes them for its own).
@@ -104,12 +106,12 @@ fn broker_loop<MT: Monitor>(
         broker
             .inner_mut()
             .connect_b2b(remote)
-            .with_context(|| format!("cannot link to the broker at {remote}"))?;
+            .map_err(|e| anyhow!("cannot link to the broker at {remote}: {e}"))?;
     }
     broker
         .inner_mut()
         .launch_tcp_listener_on(port)
-        .with_context(|| format!("cannot listen on port {port}"))?;
+        .map_err(|e| anyhow!("cannot listen on port {port}: {e}"))?;
     writeln!(starting, "{READY}")?;
     broker.set_exit_after(clients);
     // Clients never wait for the broker (their messages queue in their own pages), and what
@@ -120,8 +122,40 @@ fn broker_loop<MT: Monitor>(
     Ok(())
 }
 
+/// The port a campaign's broker listens on when `--broker-port` is not given.
+pub const DEFAULT_PORT: u16 = 1337;
+
+/// The port the broker will listen on, checked before the campaign spends time on its seeds:
+/// `given` must be free; without it, [`DEFAULT_PORT`], or a free port when another campaign on
+/// this machine holds the default.
+pub fn choose_port(given: Option<u16>) -> Result<u16> {
+    match given {
+        Some(port) => match listen_check(port) {
+            Ok(()) => Ok(port),
+            Err(e) => bail!("cannot listen on port {port} given by --broker-port: {e}"),
+        },
+        None => match listen_check(DEFAULT_PORT) {
+            Ok(()) => Ok(DEFAULT_PORT),
+            Err(_) => {
+                let port = free_port().context("no free TCP port for the broker: choose one with --broker-port")?;
+                log::info!(
+                    "port {DEFAULT_PORT} is taken (another campaign?): the broker listens on port {port} (--broker-port sets it)"
+                );
+                Ok(port)
+            }
+        },
+    }
+}
+
+/// Whether the broker could listen on `port` now: it binds all interfaces, as this does.
+fn listen_check(port: u16) -> std::io::Result<()> {
+    std::net::TcpListener::bind((std::net::Ipv4Addr::UNSPECIFIED, port)).map(drop)
+}
+
 /// A TCP port of this machine that nothing listens on now (for brokers of experiments,
 /// benchmarks and tests, which run beside a campaign on the default port).
 pub fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    Ok(std::net::TcpListener::bind((std::net::Ipv4Addr::UNSPECIFIED, 0))?
+        .local_addr()?
+        .port())
 }

@@ -7,7 +7,7 @@
 //! `tmp/` (per-client scratch, removed at start and when the campaign stops; in `/dev/shm` when
 //! it has room), `stats.json` (monitor).
 
-use crate::campaign::broker::Broker;
+use crate::campaign::broker::{choose_port, Broker};
 use crate::campaign::client::{client, now_secs};
 use crate::campaign::manager::ConfiguredManager;
 use crate::campaign::options::{CampaignOptions, CampaignState, SeedSource};
@@ -37,6 +37,7 @@ pub fn run_campaign(mut options: CampaignOptions) -> Result<()> {
     if options.scratch_root.is_none() && !options.scratch_on_disk {
         options.scratch_root = scratch::shared_memory_root(cores.ids.len());
     }
+    let broker_port = choose_port(options.broker_port)?;
     let tmp = options.scratch();
     // Scratch files of a killed run are garbage; corpus, seeds and findings are never touched.
     let _held_scratch = scratch::hold_fresh(&tmp)?;
@@ -113,7 +114,7 @@ pub fn run_campaign(mut options: CampaignOptions) -> Result<()> {
         )
     };
     let clients = NonZeroUsize::new(client_count).context("--cores names no core")?;
-    let broker = Broker::spawn(monitor, options.broker_port, options.remote_broker, clients)?;
+    let broker = Broker::spawn(monitor, broker_port, options.remote_broker, clients)?;
     // The restarters and the clients are forks that return from `launch` too.
     let launcher = std::process::id();
     let result = Launcher::builder()
@@ -123,7 +124,7 @@ pub fn run_campaign(mut options: CampaignOptions) -> Result<()> {
         .monitor(NopMonitor::new())
         .run_client(run_client)
         .cores(&cores)
-        .broker_port(options.broker_port)
+        .broker_port(broker_port)
         .spawn_broker(false)
         .build()
         .launch();

@@ -68,7 +68,8 @@ pub struct CampaignOptions {
     pub config: Config,
     pub seeds: SeedSource,
     pub cores: String,
-    pub broker_port: u16,
+    /// The broker's port; without one, the default or a free port (`broker::choose_port`).
+    pub broker_port: Option<u16>,
     pub remote_broker: Option<SocketAddr>,
     /// Stop after this many seconds of wall time (measured from the first start).
     pub seconds: Option<u64>,

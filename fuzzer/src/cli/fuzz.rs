@@ -52,9 +52,10 @@ pub struct FuzzArgs {
     /// Cores to run on: `all`, `0`, `0-3`, `0,2`.
     #[arg(long, default_value = "all")]
     pub cores: String,
-    /// TCP port of this machine's LLMP broker.
-    #[arg(long, default_value_t = 1337)]
-    pub broker_port: u16,
+    /// TCP port of this machine's LLMP broker [default: 1337, or a free port when another
+    /// campaign holds 1337].
+    #[arg(long)]
+    pub broker_port: Option<u16>,
     /// Connect this machine's broker to another machine's broker (HOST:PORT).
     #[arg(long)]
     pub remote_broker: Option<SocketAddr>,
