@@ -39,6 +39,8 @@ fn uses_plain_char(program: &OrangeProgram) -> bool {
 /// Stores the first generated program (from fixed random seeds) that shows the mismatch as a
 /// seed, with its structure, and saves its finding; returns the finding directory.
 fn orange_finding(out: &Path, config: &Config) -> (std::path::PathBuf, OrangeProgram) {
+    // A campaign's output directory, as `ccfuzz triage` reads it.
+    ccfuzz::ops::format_version::claim(out, "campaign").unwrap();
     let store = SeedStore::open(out.join("seeds")).unwrap();
     let mut maker = SeedMaker::new(config.clone(), store.clone(), out.join("tmp/seeds")).unwrap();
     let options = GenOptions {

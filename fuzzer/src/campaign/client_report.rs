@@ -31,40 +31,28 @@ pub struct ClientReport {
     pub children_cpu: f64,
     pub mcmc: McmcReport,
     /// Optimization counters summed over the client's executions since it (re)started.
-    #[serde(default)]
     pub counters: Counters,
     /// Compiler coverage entries (`edges_covered`, `lines_covered`) and distinct counters the
     /// client's corpus holds.
-    #[serde(default)]
     pub covered: BTreeMap<String, u64>,
     /// Variants the validity gate stopped, by proposing family.
-    #[serde(default)]
     pub invalid: InvalidVariants,
     /// Seconds since the client (re)started, and how many of them went into making seeds.
-    #[serde(default)]
     pub wall_seconds: f64,
-    #[serde(default)]
     pub seed_making: SeedMakingReport,
     /// Binaries not run because another configuration of the same variant linked the same bytes.
-    #[serde(default)]
     pub reused_runs: u64,
     /// Variants the validity gate's reference compiled.
-    #[serde(default)]
     pub reference_runs: u64,
     /// Proposals not run because their text had already run.
-    #[serde(default)]
     pub repeated_texts: u64,
     /// Accepted chain states not sent to the other clients (no map is observed).
-    #[serde(default)]
     pub unshared_states: u64,
     /// The client's resident memory when the report was written.
-    #[serde(default)]
     pub rss_bytes: u64,
     /// Where that memory is: what tells a leak from a heap that holds freed pages.
-    #[serde(default)]
     pub memory: MemoryReport,
     /// Parsed seeds the client holds in memory, and their estimated bytes.
-    #[serde(default)]
     pub seed_cache: (usize, usize),
 }
 
@@ -84,7 +72,6 @@ pub struct MemoryReport {
     pub heap_in_use_bytes: u64,
     pub heap_free_bytes: u64,
     /// Resident bytes the process's trims of the heap have handed back since it started.
-    #[serde(default)]
     pub returned_by_trims_bytes: u64,
 }
 
@@ -127,9 +114,7 @@ pub struct SeedMakingReport {
     pub guard_warning_seconds: f64,
     /// CPU seconds of the client and of its children in seed making and the seeds' first
     /// executions: what tells the harness's cost per seed from its cost per execution.
-    #[serde(default)]
     pub own_cpu: f64,
-    #[serde(default)]
     pub children_cpu: f64,
 }
 
@@ -177,21 +162,17 @@ pub struct McmcReport {
     pub acceptance_rate: f64,
     pub mean_chain_length: f64,
     /// Times a chain started again from its seed at its longest.
-    #[serde(default)]
     pub restarts: u64,
     /// (chain length from, mean program distance of the chain's state, decisions), by buckets
     /// of chain length.
     pub distance_by_length: Vec<(u64, f64, u64)>,
     /// Corpus entries taken out of memory: states the chains left, retired chains' states,
     /// other clients' variants.
-    #[serde(default)]
     pub forgotten_entries: u64,
     /// Files of chain states deleted from `corpus/` (left, added nothing else, and no file
     /// kept reads through them).
-    #[serde(default)]
     pub deleted_files: u64,
     /// Retired chains forgotten once their seeds left the store.
-    #[serde(default)]
     pub forgotten_chains: u64,
 }
 

@@ -28,7 +28,8 @@ use std::time::{Duration, SystemTime};
 
 /// Runs the campaign to its end (or forever).
 pub fn run_campaign(mut options: CampaignOptions) -> Result<()> {
-    std::fs::create_dir_all(&options.out).with_context(|| format!("cannot create {}", options.out.display()))?;
+    // A new directory gets this format's version; a resumed one must have it.
+    crate::ops::format_version::claim(&options.out, "campaign")?;
     let started = SystemTime::now();
     shutdown::share_stop_flag()?;
     shutdown::handle_stop_signals()?;

@@ -40,6 +40,7 @@ impl TriageArgs {
         // Everything triage starts keeps its temporary files where triage can empty them. Set
         // while this process has one thread: the environment is not safe to change beside others.
         // Absolute: scripts run in the reducer's copies of their directory.
+        crate::ops::format_version::check(&self.out, "campaign")?;
         let scratch = scratch_dir(&self.out);
         std::fs::create_dir_all(&scratch).with_context(|| format!("cannot create {}", scratch.display()))?;
         std::env::set_var("TMPDIR", scratch.canonicalize()?);

@@ -102,7 +102,7 @@ pub fn bug_rate_study(plan: &RunPlan, setups: &[NamedSetup], reducer: Option<&st
     if setups.len() < 2 {
         bail!("a bug-rate study compares two or more setups");
     }
-    std::fs::create_dir_all(&plan.out)?;
+    crate::ops::format_version::claim(&plan.out, "experiment")?;
     let mut yields: Vec<Vec<Yield>> = vec![Vec::new(); setups.len()];
     let mut csv = String::from("setup,repetition,raw_findings,distinct_bugs,executions,seeds\n");
     for repetition in 1..=plan.repetitions {

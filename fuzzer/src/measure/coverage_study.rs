@@ -51,7 +51,7 @@ fn lines_covered(compiler: &str, files: &[PathBuf], scratch: &Path) -> Result<us
 /// Runs the study; returns the Markdown report (also in `out/report.md`, with `coverage.csv`
 /// and `coverage.{png,svg}`).
 pub fn coverage_experiment(plan: &CoveragePlan) -> Result<String> {
-    std::fs::create_dir_all(&plan.out)?;
+    crate::ops::format_version::claim(&plan.out, "experiment")?;
     let scratch = plan.out.join("scratch");
     std::fs::create_dir_all(&scratch)?;
     let mut seeds: Vec<PathBuf> = std::fs::read_dir(&plan.seeds)

@@ -245,7 +245,7 @@ pub fn geometric_mean_ratio(rows: &[CounterRow]) -> f64 {
 /// The counters experiment: runs, classification, `counters.csv`, `report.md` and
 /// `verdicts.{png,svg}` under `plan.out`.
 pub fn counters_experiment(plan: &RunPlan, a: &Setup, b: &Setup) -> Result<String> {
-    std::fs::create_dir_all(&plan.out)?;
+    crate::ops::format_version::claim(&plan.out, "experiment")?;
     let runs = run_repetitions(plan, [("a", a), ("b", b)])?;
     let totals = |run: &Run| {
         let mut totals = BTreeMap::new();
@@ -373,7 +373,7 @@ fn guidance_measures(run: &Run) -> [f64; 4] {
 /// terms on (A) and off (B: plain Athena distance), R runs each; means with 95% confidence
 /// intervals and Welch's p of compiler coverage, distinct counters, findings and executions.
 pub fn guidance_experiment(plan: &RunPlan, on: &Setup, off: &Setup) -> Result<String> {
-    std::fs::create_dir_all(&plan.out)?;
+    crate::ops::format_version::claim(&plan.out, "experiment")?;
     let measures = run_repetitions(plan, [("on", on), ("off", off)])?
         .map(|side| side.iter().map(guidance_measures).collect::<Vec<_>>());
     let names = ["compiler coverage", "distinct counters", "findings", "executions"];

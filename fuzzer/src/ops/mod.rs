@@ -4,6 +4,7 @@
 //! CPU time and memory figures of processes ([`usage`]). It imports no other folder of the crate.
 
 pub mod background_triage;
+pub mod format_version;
 pub mod heap;
 pub mod orphan_memory;
 pub mod shutdown;
