@@ -5,10 +5,14 @@ use ccfuzz::cli::Cli;
 use clap::Parser;
 use std::process::ExitCode;
 
+/// ccfuzz's own messages at info (status line, seeds made or rejected, findings); LibAFL's
+/// internals (its restarts, forks and set-up) only when something is wrong. RUST_LOG overrides.
+const DEFAULT_LOG_FILTER: &str = "warn,ccfuzz=info";
+
 fn main() -> ExitCode {
     ccfuzz::ops::heap::keep_large_allocations_out_of_the_heap();
     ccfuzz::ops::heap::merge_freed_blocks_at_once();
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info,ll_mp=warn")).init();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(DEFAULT_LOG_FILTER)).init();
     match Cli::parse().command.run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -1,5 +1,5 @@
-//! What a user meets on a first run: a broker port that another campaign holds, and errors in
-//! one line.
+//! What a user meets on a first run: a broker port that another campaign holds, errors in one
+//! line, and a log of ccfuzz's own lines without LibAFL's internals.
 
 mod common;
 
@@ -79,4 +79,39 @@ fn without_broker_port_a_campaign_beside_another_takes_a_free_port_and_says_whic
         )],
         "{stderr}"
     );
+}
+
+#[test]
+#[ignore = "runs compiler campaigns: make test"]
+fn the_default_log_shows_seeds_status_and_findings_without_libafl_internals() {
+    let _held = hold_default_port();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["gcc -O0 -funsigned-char"], 60.0);
+    let output = fuzz(&out, &config)
+        .env_remove("RUST_LOG")
+        .args(["--cores", "0", "--iterations", "6", "--status-interval", "1", "--seeds"])
+        .arg(seeds("char"))
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    // A campaign beside another one runs on a port of its own.
+    assert!(log.contains("port 1337 is taken"), "{log}");
+    assert!(log.contains("seeds: 2 accepted, 0 rejected"), "{log}");
+    assert!(log.contains(" execs (") && log.contains("findings 1"), "{log}");
+    assert_eq!(findings(&out).len(), 1, "{log}");
+    // env_logger's lines: `[TIME LEVEL TARGET] message`.
+    let other_crates_info: Vec<&str> = log
+        .lines()
+        .filter(|l| {
+            let mut head = l.strip_prefix('[').unwrap_or("").split_whitespace().skip(1);
+            let (level, target) = (head.next().unwrap_or(""), head.next().unwrap_or("ccfuzz"));
+            matches!(level, "INFO" | "DEBUG" | "TRACE") && !target.starts_with("ccfuzz")
+        })
+        .collect();
+    assert!(other_crates_info.is_empty(), "{other_crates_info:#?}");
+    for internal in ["PostFork", "Spawning next client", "First run. Let's set it all up"] {
+        assert!(!log.contains(internal), "{internal}:\n{log}");
+    }
 }
