@@ -73,7 +73,7 @@ impl Seed {
 /// Gzipped because LibAFL's event manager serializes every event into one buffer that it keeps
 /// at its largest size and zeroes whole before each event: a large csmith seed's plain package
 /// (its text, valuation and profile, 0.4–2 MB) left each client that announced one holding that
-/// many more megabytes, for good. Packages written plain (by earlier versions) still unpack.
+/// many more megabytes, for good.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SeedPackage {
     pub id: SeedId,
@@ -197,10 +197,10 @@ impl SeedStore {
         let files: BTreeMap<&str, Vec<u8>> = package
             .files
             .iter()
-            .map(|(name, bytes)| Ok((name.as_str(), gunzip_if_gzipped(bytes)?)))
+            .map(|(name, bytes)| Ok((name.as_str(), gunzip(bytes)?)))
             .collect::<std::io::Result<_>>()
             .with_context(|| format!("the package of seed {id} does not decompress"))?;
-        let headers = String::from_utf8(gunzip_if_gzipped(&package.headers)?)
+        let headers = String::from_utf8(gunzip(&package.headers)?)
             .with_context(|| format!("the header block of seed {id} is not UTF-8"))?;
         let file = |name: &str| {
             files
@@ -387,10 +387,7 @@ fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
 }
 
 /// `bytes` decompressed when they are a gzip stream, else as they are (a package written plain).
-fn gunzip_if_gzipped(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
-    if !bytes.starts_with(&[0x1f, 0x8b]) {
-        return Ok(bytes.to_vec());
-    }
+fn gunzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
     let mut plain = Vec::new();
     GzDecoder::new(bytes).read_to_end(&mut plain)?;
     Ok(plain)
@@ -503,7 +500,7 @@ mod tests {
     }
 
     #[test]
-    fn packages_travel_gzipped_and_plain_ones_of_earlier_versions_still_unpack() {
+    fn packages_travel_gzipped_and_a_plain_one_is_refused() {
         let (seed, package, there, _dirs) = packaged_seed();
         for bytes in package.files.values().chain([&package.headers]) {
             assert!(bytes.starts_with(&[0x1f, 0x8b]), "{bytes:?}");
@@ -513,12 +510,13 @@ mod tests {
             files: package
                 .files
                 .iter()
-                .map(|(name, bytes)| (name.clone(), gunzip_if_gzipped(bytes).unwrap()))
+                .map(|(name, bytes)| (name.clone(), gunzip(bytes).unwrap()))
                 .collect(),
-            headers: gunzip_if_gzipped(&package.headers).unwrap(),
+            headers: gunzip(&package.headers).unwrap(),
         };
         assert_eq!(plain.files["seed.c"], seed.text.as_bytes());
-        there.unpack(&plain).unwrap();
+        assert!(there.unpack(&plain).is_err());
+        there.unpack(&package).unwrap();
         assert_eq!(there.load(&seed.id).unwrap(), seed);
     }
 

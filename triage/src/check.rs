@@ -100,7 +100,6 @@ pub struct Check {
     pub guard: Guard,
     /// The unreduced program passes arguments only to functions declared with a prototype (as
     /// csmith's programs do), so every candidate must: see [`passes_arguments_by_prototype`].
-    #[serde(default)]
     pub prototypes: bool,
 }
 

@@ -41,19 +41,15 @@ pub struct Triaged {
     pub lines_after: usize,
     pub fingerprint: Option<String>,
     /// The fingerprint of the unreduced variant, what bucket members are compared by.
-    #[serde(default)]
     pub cheap_fingerprint: Option<String>,
     /// Why the UB guard rejected the program, for `RejectedByGuard`.
-    #[serde(default)]
     pub reason: Option<String>,
     /// The program that shows the symptom: reduced for `Reduced` findings, as found otherwise.
     pub test: PathBuf,
     pub seconds: f64,
     /// Orange's own minimization, for a finding that is an unedited Orange program.
-    #[serde(default)]
     pub orange: Option<OrangeMinimization>,
     /// The reduced test under the newest installed compilers of its family.
-    #[serde(default)]
     pub newest: Vec<StillShows>,
 }
 
