@@ -6,10 +6,9 @@
 #
 # SEEDS_DIR defaults to build/seeds; PER_FILE_TSV (optional) receives one line per file: set,
 # file, parsed or failed, cause, lang-c's message and the line it stopped on. Each file is
-# preprocessed and parsed the way `ccfuzz` makes a seed of it (tests/tests/gnu_c_parsing.rs).
+# preprocessed and parsed the way `ccfuzz` makes a seed of it (tests/studies/gnu_c_parsing.rs).
 set -eu
 cd "$(dirname "$0")/../.."
 seeds=$(realpath "${1:-build/seeds}")
 out=${2:+$(realpath -m "$2")}
-GNU_C_STUDY="$seeds" GNU_C_STUDY_OUT="$out" \
-  cargo test -q -p ccfuzz-tests --test gnu_c_parsing -- --nocapture --test-threads 1
+cargo run -q -p ccfuzz-tests --example gnu_c_parsing -- "$seeds" ${out:+"$out"}

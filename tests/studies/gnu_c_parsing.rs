@@ -1,23 +1,20 @@
-//! How much of the compilers' own execution tests (`make seeds`: GCC's gcc.c-torture/execute
-//! and TinyCC's tests2) the program model parses, and why the rest does not.
+//! A study command: how much of the compilers' own execution tests (`make seeds`: GCC's
+//! gcc.c-torture/execute and TinyCC's tests2) the program model parses, and why the rest does
+//! not. It prints counts and causes; what is a good count is for its reader to judge.
 //!
-//! A study, not a check: it runs only when `GNU_C_STUDY` names the directory that `make seeds`
-//! filled (`build/seeds`), and it asserts nothing about the counts.
-//!
-//!   GNU_C_STUDY=build/seeds cargo test -p ccfuzz-tests --test gnu_c_parsing -- --nocapture
+//!   cargo run -p ccfuzz-tests --example gnu_c_parsing -- build/seeds [PER_FILE_TSV]
 //!
 //! (or `tests/studies/gnu_c_parsing.sh`). Every `.c` file is preprocessed and parsed exactly as
 //! `SeedMaker` does before profiling: `gcc -E` with csmith's include directory, normalized
 //! (system headers kept as `#include` lines), the include block expanded by `gcc -E -P`, then
 //! `Program::parse_parts`. Each failure is put down to a cause: the GNU C construct found on the
 //! line where lang-c stopped (or the line before), else "other". A panic of the model builder
-//! is counted apart from lang-c's syntax errors. With `GNU_C_STUDY_OUT=FILE`, one line per file
-//! (set, file, result, cause, message, failing line) is written there.
+//! is counted apart from lang-c's syntax errors. With PER_FILE_TSV, one line per file (set,
+//! file, result, cause, message, failing line) is written there.
 
-mod common;
-
+use anyhow::Context;
 use ccfuzz::config::Config;
-use ccfuzz::exec::runner::{run, Limits};
+use ccfuzz::process::runner::{run, Limits};
 use ccfuzz::seeds::normalize::{normalize, system_include_dirs};
 use ccfuzz_mutators::model::{Program, StmtId, StmtKind};
 use std::collections::{BTreeMap, HashMap};
@@ -44,21 +41,26 @@ enum Outcome {
     BuilderPanic(String),
 }
 
-#[test]
-fn gnu_c_parsing_study() {
-    let Some(root) = std::env::var_os("GNU_C_STUDY").map(PathBuf::from) else {
-        eprintln!("GNU_C_STUDY is not set: nothing measured");
-        return;
+fn main() -> anyhow::Result<()> {
+    let mut args = std::env::args_os().skip(1);
+    let (Some(root), per_file_out) = (args.next().map(PathBuf::from), args.next()) else {
+        anyhow::bail!("usage: gnu_c_parsing SEEDS_DIR [PER_FILE_TSV]   (SEEDS_DIR: `make seeds` fills build/seeds)");
     };
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config::load(&common::write_config(dir.path(), &["gcc -O0"], 60.0)).unwrap();
-    let system_dirs = system_include_dirs(&config).unwrap();
+    let dir = tempfile::tempdir()?;
+    let config_path = dir.path().join("configuration.toml");
+    std::fs::write(
+        &config_path,
+        "reference = \"gcc -O0\"\nub_check = [\"clang -O0\"]\nconfigurations = [\"gcc -O0\"]\n\
+         compile_timeout = 60.0\nseed_timeout = 5.0\nrun_timeout = 10.0\ncsmith_include = \"/usr/include/csmith\"\ncsmith_args = []\n",
+    )?;
+    let config = Config::load(&config_path)?;
+    let system_dirs = system_include_dirs(&config)?;
     let mut headers_cache: HashMap<String, String> = HashMap::new();
     let mut report = String::new();
     let mut per_file = String::new();
     for set in SETS {
         let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(set))
-            .unwrap_or_else(|e| panic!("{}: {e} (run `make seeds`)", root.join(set).display()))
+            .with_context(|| format!("cannot read {} (run `make seeds`)", root.join(set).display()))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "c"))
             .collect();
@@ -104,9 +106,10 @@ fn gnu_c_parsing_study() {
         }
     }
     println!("{report}");
-    if let Some(out) = std::env::var_os("GNU_C_STUDY_OUT").filter(|o| !o.is_empty()) {
-        std::fs::write(out, per_file).unwrap();
+    if let Some(out) = per_file_out {
+        std::fs::write(out, per_file)?;
     }
+    Ok(())
 }
 
 fn study_file(
