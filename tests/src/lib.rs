@@ -1,1 +1,2 @@
-//! End-to-end tests of ccfuzz live in `tests/tests/`.
+//! Checks of the whole workspace (`tests/tidy.rs`) and studies (`studies/`); the end-to-end
+//! tests of the `ccfuzz` binary are the `ccfuzz` package's (`fuzzer/tests/`).

@@ -4,30 +4,16 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The `ccfuzz` binary built by `make test` (or named by `CCFUZZ_BIN`).
-pub fn ccfuzz_bin() -> PathBuf {
-    let path = std::env::var_os("CCFUZZ_BIN").map(PathBuf::from).unwrap_or_else(|| {
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
-        target.join("debug/ccfuzz")
-    });
-    assert!(
-        path.is_file(),
-        "{} is missing: build it first (`cargo build --bin ccfuzz`, as `make test` does)",
-        path.display()
-    );
-    path
-}
-
+/// The `ccfuzz` binary of the code under test: Cargo builds it for the package's integration
+/// tests and names it here.
 pub fn ccfuzz() -> Command {
-    let mut command = Command::new(ccfuzz_bin());
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ccfuzz"));
     command.env("RUST_LOG", "info");
     command
 }
 
 pub fn seeds(folder: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds").join(folder)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/seeds").join(folder)
 }
 
 /// Writes a campaign configuration testing `configurations` and returns its path.
