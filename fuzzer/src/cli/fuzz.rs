@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::mcmc::{Family, Guidance, McmcOptions};
 use anyhow::Result;
 use ccfuzz_mutators::athena::AthenaParams;
-use ccfuzz_mutators::cfg::DistanceWeights;
+use ccfuzz_mutators::flow_graph::DistanceWeights;
 use ccfuzz_orange::GenOptions;
 use clap::{Args, ValueEnum};
 use std::net::SocketAddr;
