@@ -26,6 +26,7 @@ pub fn replay(out: &Path, config: &Config, files: &[PathBuf]) -> Result<()> {
     use libafl::fuzzer::ExecuteInputResult;
     use libafl::monitors::NopMonitor;
 
+    crate::ops::format_version::check(out, "campaign")?;
     let store = SeedStore::open(out.join("seeds"))?;
     let programs = Arc::new(Programs::new(store, 16 << 20));
     let observers = ExecutionObservers::new(config)?;

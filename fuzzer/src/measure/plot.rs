@@ -86,6 +86,7 @@ fn number_of(value: &serde_json::Value) -> Option<f64> {
 /// Draws the charts of a campaign directory into `OUT/plots/campaign.{png,svg}` and returns
 /// the files written.
 pub fn plot_campaign(out: &Path) -> Result<Vec<PathBuf>> {
+    crate::ops::format_version::check(out, "campaign")?;
     let series = read_stats(&out.join("stats.json"))?;
     if series.iter().all(|s| s.points.len() < 2) {
         bail!(
