@@ -335,6 +335,76 @@ fn source_file_names_are_distinct() {
     assert!(found.is_empty(), "files of the same name:\n{}", found.join("\n"));
 }
 
+/// The rows of the Markdown table that follows `heading` in `text`, as their cells.
+fn table_after<'t>(text: &'t str, heading: &str) -> Vec<Vec<&'t str>> {
+    let start = text
+        .find(heading)
+        .unwrap_or_else(|| panic!("ARCHITECTURE.md has no `{heading}`"));
+    text[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+        .collect()
+}
+
+/// ARCHITECTURE.md shows the layering this test enforces: the same crates with the same
+/// dependencies, the same folders in the same order.
+#[test]
+fn architecture_shows_the_layering_the_test_enforces() {
+    let text = fs::read_to_string(workspace().join("ARCHITECTURE.md")).unwrap();
+    let folders: Vec<String> = table_after(&text, "**What each folder of the fuzzer crate may import**")
+        .iter()
+        .map(|row| {
+            row[1]
+                .trim_matches('`')
+                .trim_end_matches('/')
+                .trim_end_matches(".rs")
+                .to_string()
+        })
+        .collect();
+    let enforced: Vec<&str> = FUZZER_LAYERS.iter().flat_map(|row| row.iter().copied()).collect();
+    assert_eq!(
+        folders, enforced,
+        "ARCHITECTURE.md's folder table and FUZZER_LAYERS differ"
+    );
+    let crates = table_after(&text, "**What each crate may depend on**");
+    let shown: Vec<(String, Vec<String>)> = crates
+        .iter()
+        .map(|row| {
+            let names = row[1].split(" (").next().unwrap();
+            let dependencies = match names {
+                "no workspace crate" => Vec::new(),
+                "every crate" => members_but(row[0].trim_matches('`')),
+                names => names.split(", ").map(|n| format!("ccfuzz-{n}")).collect(),
+            };
+            (row[0].trim_matches('`').to_string(), sorted(dependencies))
+        })
+        .collect();
+    let enforced: Vec<(String, Vec<String>)> = CRATE_LAYERS
+        .iter()
+        .map(|(name, may)| (name.to_string(), sorted(may.iter().map(|m| m.to_string()).collect())))
+        .collect();
+    assert_eq!(shown, enforced, "ARCHITECTURE.md's crate table and CRATE_LAYERS differ");
+}
+
+fn sorted(mut names: Vec<String>) -> Vec<String> {
+    names.sort();
+    names
+}
+
+/// The package names of the workspace's crates other than `package`.
+fn members_but(package: &str) -> Vec<String> {
+    members()
+        .iter()
+        .map(|m| {
+            manifests::package_and_dependencies(&fs::read_to_string(workspace().join(m).join("Cargo.toml")).unwrap()).0
+        })
+        .filter(|name| name != package)
+        .collect()
+}
+
 /// Whether a line names the stretches of work the project was built in, or a path of the
 /// machine it was built on: the words are assembled so that this file does not match itself.
 fn speaks_of_its_making(line: &str) -> bool {
