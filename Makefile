@@ -135,9 +135,15 @@ seeds: deps $(SEEDS_DIR)/gcc-torture/.done $(SEEDS_DIR)/tcc-tests2/.done
 
 instrumented-tcc: deps $(BUILD)/tcc-afl/tcc $(BUILD)/tcc-gcov/tcc $(BUILD)/tcc-plain/tcc
 
-test: deps lint instrumented-tcc
-	cargo build --bin ccfuzz
+# The fast tier: unit tests, the tidy test and the end-to-end tests that run no campaign (a few
+# minutes once built). `make test` adds the tests marked #[ignore], which run compiler campaigns
+# or compile many programs. Cargo builds the ccfuzz binary the end-to-end tests run.
+.PHONY: test-fast
+test-fast: deps
 	cargo test --workspace
+
+test: deps lint instrumented-tcc
+	cargo test --workspace -- --include-ignored
 
 bench: release
 	./target/release/ccfuzz bench $(BENCH_ARGS)

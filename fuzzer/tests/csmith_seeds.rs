@@ -143,6 +143,7 @@ fn on_two_threads(
 }
 
 #[test]
+#[ignore = "compiles many programs: make test"]
 fn seeds_keep_their_meaning_and_re_emit_exactly() {
     let ids = &store().1[..SEEDS];
     let failures = on_two_threads(ids, |programs, id, dir| {
@@ -217,6 +218,7 @@ fn seeds_keep_their_meaning_and_re_emit_exactly() {
 }
 
 #[test]
+#[ignore = "compiles many programs: make test"]
 fn orion_variants_print_their_seeds_output() {
     let ids = &store().1[..100];
     let failures = on_two_threads(ids, |programs, id, dir| {
@@ -271,6 +273,7 @@ fn hermes_seeds(programs: &Programs) -> Vec<SeedId> {
 }
 
 #[test]
+#[ignore = "compiles many programs: make test"]
 fn hermes_variants_print_their_seeds_output_and_are_ub_free() {
     let programs = Programs::new(SeedStore::open(store_path()).unwrap(), 64);
     let ids = hermes_seeds(&programs);
@@ -335,6 +338,7 @@ fn hermes_variants_print_their_seeds_output_and_are_ub_free() {
 }
 
 #[test]
+#[ignore = "compiles many programs: make test"]
 fn athena_chain_states_print_their_seeds_output() {
     let programs = Programs::new(SeedStore::open(store_path()).unwrap(), 8);
     // The pool holds statements of every stored seed, so most transplants cross seeds.
@@ -426,6 +430,7 @@ fn line_counts(text: &str, dir: &Path) -> std::collections::BTreeMap<u32, u64> {
 }
 
 #[test]
+#[ignore = "compiles many programs: make test"]
 fn each_hermes_strategy_leaves_its_mark_in_the_coverage() {
     let programs = Programs::new(SeedStore::open(store_path()).unwrap(), 8);
     let dir = tempfile::tempdir().unwrap();

@@ -35,6 +35,7 @@ fn profile_seeds(store: &Path, seeds: &Path, config: &Path) -> String {
 }
 
 #[test]
+#[ignore = "compiles many programs: make test"]
 fn values_profiled_under_pcc_join_those_of_gcc() {
     let dir = tempfile::tempdir().unwrap();
     let config = order_config(dir.path());
@@ -55,6 +56,7 @@ fn values_profiled_under_pcc_join_those_of_gcc() {
 }
 
 #[test]
+#[ignore = "compiles many programs: make test"]
 fn hermes_variants_of_an_order_dependent_seed_print_the_seed_output_under_pcc_and_tcc() {
     let dir = tempfile::tempdir().unwrap();
     let config = order_config(dir.path());
@@ -107,6 +109,7 @@ fn hermes_variants_of_an_order_dependent_seed_print_the_seed_output_under_pcc_an
 /// A seed that one tested compiler cannot build (tcc lacks most of GCC's `__builtin_*`) is
 /// profiled under the others: that compiler never runs a variant, so its order does not count.
 #[test]
+#[ignore = "compiles many programs: make test"]
 fn a_seed_a_tested_compiler_rejects_is_profiled_under_the_others() {
     let dir = tempfile::tempdir().unwrap();
     let config = order_config(dir.path());

@@ -6,6 +6,7 @@ mod common;
 use common::*;
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn counters_experiment_classifies_every_counter_and_plots() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("configuration.toml");
@@ -70,6 +71,7 @@ fn assert_png_or_svg(path: &std::path::Path) {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn guidance_experiment_measures_coverage_counters_and_findings_of_both_setups() {
     let dir = tempfile::tempdir().unwrap();
     let tcc = built_tcc("tcc-afl");
@@ -110,6 +112,7 @@ fn guidance_experiment_measures_coverage_counters_and_findings_of_both_setups() 
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn coverage_experiment_gains_lines_with_more_variants_per_seed() {
     let dir = tempfile::tempdir().unwrap();
     let tcc = built_tcc("tcc-gcov");
@@ -149,6 +152,7 @@ fn coverage_experiment_gains_lines_with_more_variants_per_seed() {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn bug_rate_study_triages_every_run_and_reports_bugs_per_cpu_hour() {
     let dir = tempfile::tempdir().unwrap();
     // TinyCC 0.9.27's bounds checker misreads the tcc seeds: every run finds that bug.

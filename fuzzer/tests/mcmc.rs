@@ -10,6 +10,7 @@ use common::*;
 use libafl::inputs::Input;
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn athena_chains_accept_some_proposals_and_keep_the_accepted_ones() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");

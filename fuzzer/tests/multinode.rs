@@ -72,6 +72,7 @@ fn seed_ids(out: &Path) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn a_finding_on_one_node_appears_on_the_other() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), &["gcc -O0 -funsigned-char"], 60.0);

@@ -66,6 +66,7 @@ fn edges_of(config: &CompilerConfig, source: &Path, map: &AflMap, observer: &mut
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn afl_tcc_reports_its_edges_through_the_shared_map() {
     let dir = tempfile::tempdir().unwrap();
     let build = built_tcc("tcc-afl");
@@ -123,6 +124,7 @@ fn afl_tcc_reports_its_edges_through_the_shared_map() {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn gcov_tcc_reports_lines_and_branches_in_the_executions_directory() {
     let dir = tempfile::tempdir().unwrap();
     let build = built_tcc("tcc-gcov");
@@ -194,11 +196,13 @@ fn assert_stable_counters(compiler: &str, source: CounterSource, at_least: usize
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn gcc_statistics_are_counters_stable_across_compilations() {
     assert_stable_counters("gcc-12", CounterSource::GccStatistics, 50);
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn clang_remarks_are_counters_stable_across_compilations() {
     // Debian's LLVM has no statistics: the remarks are what is counted.
     let source = CounterSource::for_llvm("clang-14");
@@ -207,6 +211,7 @@ fn clang_remarks_are_counters_stable_across_compilations() {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn clang_22_remarks_are_counters_stable_across_compilations() {
     // The zig wheel's LLVM has no statistics either (`-mllvm -stats` prints nothing).
     let clang_22 = clang_22().display().to_string();
@@ -216,6 +221,7 @@ fn clang_22_remarks_are_counters_stable_across_compilations() {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn a_campaign_counts_clang_22_remarks() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -252,6 +258,7 @@ fn reported_coverage(out: &Path, statistic: &str) -> u64 {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn a_campaign_on_afl_tcc_and_gcc_statistics_keeps_variants_for_new_edges_and_counters() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");

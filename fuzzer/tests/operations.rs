@@ -68,6 +68,7 @@ fn proposals_in_chains_file(out: &Path) -> u64 {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn ctrl_c_stops_cleanly_and_the_campaign_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -140,6 +141,7 @@ fn ctrl_c_stops_cleanly_and_the_campaign_resumes() {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn files_a_compiler_leaves_in_its_directory_are_cleared_every_few_executions() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
@@ -196,6 +198,7 @@ fn files_a_compiler_leaves_in_its_directory_are_cleared_every_few_executions() {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn scratch_does_not_grow_with_executions() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -283,6 +286,7 @@ fn scratch_does_not_grow_with_executions() {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn with_a_fast_compiler_seed_making_keeps_to_its_share_of_the_time() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -302,6 +306,7 @@ fn with_a_fast_compiler_seed_making_keeps_to_its_share_of_the_time() {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn the_deadline_stops_a_client_that_is_waiting_for_a_compiler() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");

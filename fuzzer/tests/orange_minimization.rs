@@ -92,6 +92,7 @@ fn orange_finding(out: &Path, config: &Config) -> (std::path::PathBuf, OrangePro
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn triage_minimizes_an_orange_mismatch_to_a_few_expressions() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");

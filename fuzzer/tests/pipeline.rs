@@ -8,6 +8,7 @@ use common::*;
 use std::path::Path;
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn implementation_defined_char_signedness_is_an_output_mismatch() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -34,6 +35,7 @@ fn implementation_defined_char_signedness_is_an_output_mismatch() {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn bad_seeds_are_rejected_with_their_reason() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), &["gcc -O0"], 60.0);
@@ -97,6 +99,7 @@ fn bad_seeds_are_rejected_with_their_reason() {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn a_real_clang_crash_in_a_variant_is_a_crash_finding() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -163,6 +166,7 @@ fn slow_to_optimize() -> String {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn a_compile_that_outlives_its_timeout_is_a_hang() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -207,6 +211,7 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn two_cores_share_their_seeds_over_llmp() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -282,6 +287,7 @@ fn orange_campaign(
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn orange_seeds_that_leave_the_mutators_nothing_to_change_give_way_to_new_ones() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -310,6 +316,7 @@ fn orange_seeds_that_leave_the_mutators_nothing_to_change_give_way_to_new_ones()
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn no_variants_per_seed_is_plain_differential_testing() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -338,6 +345,7 @@ fn no_variants_per_seed_is_plain_differential_testing() {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn an_output_directory_relative_to_the_working_directory_works() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), &["tcc"], 60.0);
@@ -368,6 +376,7 @@ fn csmith_draws(log: &str) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn a_random_seed_makes_a_fresh_campaign_draw_the_same_csmith_seeds() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), &["tcc"], 60.0);
@@ -414,6 +423,7 @@ fn orion_on_stored_seed(out: &Path, config: &Path, env: &[(&str, &str)]) -> (ccf
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn variants_whose_meaning_changed_are_invalid_not_findings() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -430,6 +440,7 @@ fn variants_whose_meaning_changed_are_invalid_not_findings() {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn wrong_edits_make_invalid_variants_never_findings_nor_chain_states() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -460,6 +471,7 @@ fn store_seed_marked_never_run(out: &Path, config: &Path) {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn the_gate_on_disagreement_asks_the_reference_only_when_a_tested_compiler_disagrees() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), &["gcc -O2", "clang -O2"], 60.0);
@@ -498,6 +510,7 @@ fn the_gate_on_disagreement_asks_the_reference_only_when_a_tested_compiler_disag
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn a_reference_that_gets_an_orange_program_wrong_is_a_finding() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -540,6 +553,7 @@ fn a_reference_that_gets_an_orange_program_wrong_is_a_finding() {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn a_mix_takes_seeds_from_orange_and_from_a_directory_of_pre_c99_tests() {
     let dir = tempfile::tempdir().unwrap();
     let tests = dir.path().join("tests");

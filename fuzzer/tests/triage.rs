@@ -26,6 +26,7 @@ fn triage_without_text_reduction(out: &Path, config: &Path) -> String {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn a_tcc_bounds_checker_bug_found_twice_is_one_small_reproducible_bug() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -103,6 +104,7 @@ fn a_tcc_bounds_checker_bug_found_twice_is_one_small_reproducible_bug() {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn an_unneeded_edit_that_trips_the_guard_does_not_decide_the_verdict() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -131,6 +133,7 @@ fn an_unneeded_edit_that_trips_the_guard_does_not_decide_the_verdict() {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn a_second_finding_of_a_reduced_bug_is_absorbed_without_reduction() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
