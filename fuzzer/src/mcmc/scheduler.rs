@@ -5,7 +5,7 @@
 //! it runs.
 
 use crate::judge::new_seed::SeedsInCorpus;
-use crate::mcmc::acceptance::{AddedVariant, LastAcceptance};
+use crate::mcmc::acceptance::AcceptedProposal;
 use crate::mcmc::McmcChains;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
@@ -109,34 +109,31 @@ where
     fn on_add(&mut self, state: &mut S, id: CorpusId) -> Result<(), Error> {
         let current = *state.corpus().current();
         state.corpus().get(id)?.borrow_mut().set_parent_id_optional(current);
-        // An entry the fuzzer added was handed over by the acceptance feedback, and its input
-        // goes back into the entry, which the corpus left without one: a chain moves there
-        // next. The entry is dropped when no chain stands on it any more (`forget_unvisited`). One
-        // added otherwise (a stored seed, a resumed state) is read back from disk.
+        // An accepted proposal's input was handed over by the acceptance feedback, and goes back
+        // into the entry, which the corpus left without one: a chain moves there next. The entry
+        // is dropped when no chain stands on it any more (`forget_unvisited`). An entry added
+        // otherwise (a seed, a resumed state, another client's variant) is read back.
         let filename = state.corpus().get(id)?.borrow().filename().clone();
-        let added = state
-            .remove_metadata::<AddedVariant>()
-            .map(|added| added.input)
-            .filter(|input| filename.as_deref() == Some(input.name().as_str()));
-        let (seed, name, unedited) = match added {
-            Some(input) => {
-                let described = (input.seed.clone(), input.name(), input.edits().is_empty());
+        let accepted = match state.metadata_map().get::<AcceptedProposal>() {
+            Some(accepted) if filename.as_deref() == Some(accepted.acceptance.name.as_str()) => {
+                state.remove_metadata::<AcceptedProposal>()
+            }
+            _ => None,
+        };
+        let (seed, name, unedited, acceptance) = match accepted.map(|accepted| *accepted) {
+            Some(AcceptedProposal { input, acceptance }) => {
+                let (seed, unedited) = (input.seed.clone(), input.edits().is_empty());
                 let mut entry = state.corpus().get(id)?.borrow_mut();
                 if entry.input().is_none() {
                     *entry.input_mut() = Some(input);
                     self.kept_inputs.push(id);
                 }
-                described
+                (seed, acceptance.name.clone(), unedited, Some(acceptance))
             }
             None => {
                 let input = state.corpus().cloned_input_for_id(id)?;
-                (input.seed.clone(), input.name(), input.edits().is_empty())
+                (input.seed.clone(), input.name(), input.edits().is_empty(), None)
             }
-        };
-        let matches = |acceptance: &LastAcceptance| acceptance.name == name;
-        let acceptance = match state.metadata_map().get::<LastAcceptance>() {
-            Some(acceptance) if matches(acceptance) => state.remove_metadata::<LastAcceptance>(),
-            _ => None,
         };
         if acceptance.is_some() && !added_novelty(state, id)? {
             self.states_only.insert(id);
@@ -276,6 +273,7 @@ where
 mod tests {
     use super::*;
     use crate::campaign::options::CampaignState as TestState;
+    use crate::mcmc::acceptance::Acceptance;
     use crate::mcmc::test_state;
     use ccfuzz_mutators::edit::Edit;
     use ccfuzz_mutators::input::CHECKPOINT;
@@ -283,16 +281,23 @@ mod tests {
     use libafl::corpus::Testcase;
     use libafl::inputs::Input;
 
-    /// Adds `variant` as the fuzzer does, as an accepted proposal or as a seed.
-    fn add(state: &mut TestState, scheduler: &mut McmcScheduler, variant: Variant, accepted: bool) -> CorpusId {
-        if accepted {
-            state.add_metadata(LastAcceptance {
+    /// What the acceptance feedback hands over for an accepted `variant`.
+    fn accepted(variant: &Variant) -> AcceptedProposal {
+        AcceptedProposal {
+            input: variant.clone(),
+            acceptance: Acceptance {
                 name: variant.name(),
                 energy: 1.0,
                 distance: 0.5,
                 from_seed: false,
-            });
-            state.add_metadata(AddedVariant { input: variant.clone() });
+            },
+        }
+    }
+
+    /// Adds `variant` as the fuzzer does, as an accepted proposal or as a seed.
+    fn add(state: &mut TestState, scheduler: &mut McmcScheduler, variant: Variant, proposed: bool) -> CorpusId {
+        if proposed {
+            state.add_metadata(accepted(&variant));
         }
         let id = state.corpus_mut().add(Testcase::from(variant)).unwrap();
         scheduler.on_add(state, id).unwrap();
@@ -325,15 +330,7 @@ mod tests {
             proposal.edits_mut().push(Edit::Delete { stmt: step });
             if step == coverage_at {
                 // This state also added coverage: it is kept, with what it reads through.
-                state.add_metadata(LastAcceptance {
-                    name: proposal.name(),
-                    energy: 1.0,
-                    distance: 0.5,
-                    from_seed: false,
-                });
-                state.add_metadata(AddedVariant {
-                    input: proposal.clone(),
-                });
+                state.add_metadata(accepted(&proposal));
                 let mut testcase = Testcase::from(proposal.clone());
                 testcase.add_metadata(Novelty {
                     new_coverage: 3,
