@@ -12,6 +12,7 @@ use crate::campaign::report::CpuSpent;
 use crate::campaign::resume::reload_corpus;
 use crate::exec::executor::{CompileRunExecutor, ExecutionObservers, ObserverTuple};
 use crate::exec::repeats::{RepeatedTextFilter, REMEMBERED_TEXTS};
+use crate::judge::findings::FindingsCorpus;
 use crate::judge::new_seed::SeedsInCorpus;
 use crate::judge::objective::FindingsObjective;
 use crate::judge::validity::ValidVariant;
@@ -22,6 +23,7 @@ use crate::mcmc::{
 use crate::ops::shutdown;
 use crate::seeds::generator::{ProgramSource, SeedGenerator};
 use crate::seeds::SeedMaker;
+use crate::sharing;
 use anyhow::Result;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
@@ -29,7 +31,7 @@ use ccfuzz_mutators::saved;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use ccfuzz_observers::novelty::NoveltyFeedback;
 use libafl::corpus::ondisk::OnDiskMetadataFormat;
-use libafl::corpus::{CachedOnDiskCorpus, Corpus, OnDiskCorpus, Testcase};
+use libafl::corpus::{CachedOnDiskCorpus, Corpus, Testcase};
 use libafl::events::{ClientDescription, EventRestarter, ProgressReporter, SendExiting};
 use libafl::executors::ExitKind;
 use libafl::feedbacks::MaxMapFeedback;
@@ -81,8 +83,10 @@ where
         let corpus_id = state.corpus_mut().add(Testcase::new(variant.clone()))?;
         fuzzer.scheduler_mut().on_add(state, corpus_id)?;
     }
+    sharing::announce_findings(state, mgr, store)?;
     // LibAFL's own announcement of a new entry does not carry the seed.
-    crate::sharing::announce(state, mgr, store, &variant, &*executor.observers(), ExitKind::Ok)
+    let observations = postcard::to_allocvec(&*executor.observers())?;
+    sharing::announce(state, mgr, store, &variant, observations, ExitKind::Ok)
 }
 
 /// A client's executor.
@@ -155,12 +159,7 @@ pub fn client<EM: ClientEvents>(
         MaxMapFeedback::new(coverage),
         MaxMapFeedback::new(counters),
     );
-    let mut objective = FindingsObjective::new(
-        observers.execution.handle(),
-        programs.clone(),
-        options.config.clone(),
-        options.out.join("findings"),
-    );
+    let mut objective = FindingsObjective::new(observers.execution.handle(), programs.clone());
     let random_seed = options.random_seed.unwrap_or_else(current_nanos) ^ desc.id() as u64;
     let fresh = state.is_none();
     let mut state = match state {
@@ -291,7 +290,7 @@ where
             None,
             false,
         )?,
-        OnDiskCorpus::new(options.out.join("solutions"))?,
+        FindingsCorpus::new(options.out.join("findings"), options.config.clone()),
         feedback,
         objective,
     )?;

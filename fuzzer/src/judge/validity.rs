@@ -5,7 +5,7 @@
 
 use crate::ops::user_stats;
 use ccfuzz_mutators::input::Variant;
-use ccfuzz_observers::ExecutionObserver;
+use ccfuzz_observers::{ConfigOutcome, ExecutionObserver};
 use libafl::events::EventFirer;
 use libafl::monitors::stats::{AggregatorOps, UserStatsValue};
 use libafl::state::HasExecutions;
@@ -24,6 +24,12 @@ pub struct InvalidVariants {
 }
 impl_serdeany!(InvalidVariants);
 
+/// Variants that some configuration rejected with an ordinary compile error (counted among the
+/// executions that were no finding).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RejectedVariants(pub u64);
+impl_serdeany!(RejectedVariants);
+
 /// Stops invalid variants. Not a feedback of its own: the corpus feedback (the MCMC module's
 /// `CorpusFeedback`) runs it before the parts it stops, and names the proposing family.
 pub struct ValidVariant {
@@ -37,10 +43,12 @@ impl ValidVariant {
 
     pub fn init_state<S: HasMetadata>(&self, state: &mut S) {
         state.metadata_or_insert_with(InvalidVariants::default);
+        state.metadata_or_insert_with(RejectedVariants::default);
     }
 
     /// Whether the execution of `input` was valid; an invalid one is logged and counted under
-    /// the family `proposer` names (`seed` for a variant no chain of this client proposed).
+    /// the family `proposer` names (`seed` for a variant no chain of this client proposed). A
+    /// variant some configuration rejected is counted too.
     pub fn is_valid<EM, OT, S>(
         &mut self,
         state: &mut S,
@@ -55,6 +63,24 @@ impl ValidVariant {
         EM: EventFirer<Variant, S>,
     {
         let observer = super::execution_observer(observers, &self.execution)?;
+        if observer
+            .outcomes
+            .iter()
+            .any(|o| matches!(o.outcome, ConfigOutcome::Rejected { .. }))
+        {
+            let rejected = {
+                let rejected = state.metadata_or_insert_with(RejectedVariants::default);
+                rejected.0 += 1;
+                rejected.0
+            };
+            user_stats::send(
+                state,
+                manager,
+                "rejected",
+                UserStatsValue::Number(rejected),
+                AggregatorOps::Sum,
+            )?;
+        }
         let Some(reason) = &observer.invalid else {
             return Ok(true);
         };

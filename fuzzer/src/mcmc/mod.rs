@@ -35,14 +35,15 @@ pub use scheduler::McmcScheduler;
 /// A campaign's LibAFL state on a fresh corpus in `dir`, without feedback, for the tests.
 #[cfg(test)]
 pub(crate) fn test_state(dir: &std::path::Path) -> crate::campaign::options::CampaignState {
-    use libafl::corpus::{CachedOnDiskCorpus, OnDiskCorpus};
+    use crate::judge::findings::FindingsCorpus;
+    use libafl::corpus::CachedOnDiskCorpus;
     use libafl::feedbacks::ConstFeedback;
     let mut no_feedback = ConstFeedback::new(false);
     let mut no_objective = ConstFeedback::new(false);
     libafl::state::StdState::new(
         libafl_bolts::rands::StdRand::with_seed(1),
         CachedOnDiskCorpus::new(dir.join("corpus"), 4).unwrap(),
-        OnDiskCorpus::new(dir.join("solutions")).unwrap(),
+        FindingsCorpus::new(dir.join("findings"), crate::config::Config::detect(false)),
         &mut no_feedback,
         &mut no_objective,
     )

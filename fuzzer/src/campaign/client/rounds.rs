@@ -11,6 +11,7 @@ use crate::ops::heap::return_freed_memory;
 use crate::ops::shutdown;
 use crate::seeds::generator::SeedGenerator;
 use crate::seeds::SeedTiming;
+use crate::sharing;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::saved;
@@ -83,6 +84,7 @@ where
                     &mut self.state,
                     &mut self.mgr,
                 ))?;
+                sharing::announce_findings(&mut self.state, &mut self.mgr, &self.store)?;
             }
             // A variant of a seed not in the cache (another core's, a retired chain's) parsed
             // it: its pages go back before anything else (a report's memory sample among them).
