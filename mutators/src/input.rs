@@ -2,9 +2,9 @@
 //! wire; its C text is materialized from the seed store when it is compiled. A variant that
 //! introduces a seed to other nodes carries the seed with it.
 //!
-//! A chain's states share most of their edits with the state they were proposed from, so a
-//! state is saved as the difference from that state's file ([`Lineage`]) when this process
-//! wrote it ([`crate::saved`]): a chain of n moves costs O(n) bytes on disk, not O(n²). Every
+//! A chain's states share most of their edits with the state they were proposed from, so the
+//! campaign's corpus saves a state as the difference from that state's file ([`Lineage`]) when
+//! it wrote it ([`crate::saved`]): a chain of n moves costs O(n) bytes on disk, not O(n²). Every
 //! [`CHECKPOINT`]th generation is saved whole, so that reading a state follows at most that
 //! many files.
 
@@ -25,7 +25,7 @@ use std::sync::{Arc, OnceLock};
 pub const CHECKPOINT: u32 = 16;
 
 /// What a saved difference starts with (a whole variant is plain postcard).
-const DELTA_MAGIC: &[u8] = b"ccfuzz-delta-1\n";
+pub(crate) const DELTA_MAGIC: &[u8] = b"ccfuzz-delta-1\n";
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Variant {
@@ -285,27 +285,15 @@ impl Input for Variant {
         self.name()
     }
 
-    /// Saves the variant ([`saved::save`]: in the campaign's corpus, once it is needed on disk),
-    /// as the difference from its parent when this process wrote the parent's file beside it
-    /// and this generation is no checkpoint; whole otherwise (a finding, a received testcase,
-    /// the first move after a resume). A file of the variant's name already holds it (another
-    /// client saved the same variant, or a chain came back to a state): it is kept, so that every
-    /// difference names a file older than itself and reads end.
+    /// Saves the variant whole (the campaign's corpus saves its states itself, as differences:
+    /// [`crate::saved::corpus::VariantCorpus`]).
     fn to_file<P: AsRef<Path>>(&self, path: P) -> Result<(), Error> {
-        let path = path.as_ref();
-        if path.file_name().is_some_and(|name| *name == *self.name()) && saved::hold(path) {
-            return Ok(());
-        }
-        saved::save(path, Box::new(self.clone()))?;
-        Ok(())
+        write_file_atomic(path, &postcard::to_allocvec(self)?)
     }
 
     /// Reads a saved variant, following the differences back to a whole one.
     fn from_file<P: AsRef<Path>>(path: P) -> Result<Self, Error> {
         let path = path.as_ref();
-        if let Some(waiting) = saved::unwritten::<Variant>(path) {
-            return Ok(waiting);
-        }
         // Differences are read back to the nearest whole save, children first.
         let mut deltas = Vec::new();
         let mut next = path.to_path_buf();

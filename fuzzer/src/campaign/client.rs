@@ -27,11 +27,10 @@ use crate::sharing;
 use anyhow::Result;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
-use ccfuzz_mutators::saved;
+use ccfuzz_mutators::saved::corpus::VariantCorpus;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use ccfuzz_observers::novelty::NoveltyFeedback;
-use libafl::corpus::ondisk::OnDiskMetadataFormat;
-use libafl::corpus::{CachedOnDiskCorpus, Corpus, Testcase};
+use libafl::corpus::{Corpus, Testcase};
 use libafl::events::{ClientDescription, EventRestarter, ProgressReporter, SendExiting};
 use libafl::executors::ExitKind;
 use libafl::feedbacks::MaxMapFeedback;
@@ -171,13 +170,12 @@ pub fn client<EM: ClientEvents>(
             .out
             .join("mcmc")
             .join(format!("chains-client-{}.json", desc.id())),
-        options.out.join("corpus"),
     );
     if fresh {
         start_chains(&mut state, options, desc, &programs, rotation, &chains_file)?;
     }
-    let scheduler = McmcScheduler::new(options.mcmc.proposals_per_turn, rotation, programs.clone())
-        .pruning_seeds_of(options.out.clone(), client_count);
+    let scheduler =
+        McmcScheduler::new(options.mcmc.proposals_per_turn, rotation, programs.clone()).pruning_seeds(client_count);
     let fuzzer = StdFuzzerBuilder::new()
         .input_filter(RepeatedTextFilter::new(programs.clone(), REMEMBERED_TEXTS))
         .scheduler(scheduler)
@@ -273,23 +271,11 @@ where
 {
     // An entry's metadata file tells what it added to the observed maps: without maps it holds
     // zeros, and creating it was a tenth of the client's CPU against tcc.
-    let metadata_format = options
-        .config
-        .observes_maps()
-        .then_some(OnDiskMetadataFormat::JsonPretty);
-    // Most chain states are let go within a move: they reach the disk only when needed there.
-    saved::defer_writes_in(&options.out.join("corpus"), metadata_format.is_some());
+    let metadata_beside = options.config.observes_maps();
     let mut state = StdState::new(
         StdRand::with_seed(random_seed),
-        // LibAFL's lock files count the clients holding an entry, for its removal; entries
-        // are never removed from disk, and each would cost another file.
-        CachedOnDiskCorpus::with_meta_format_and_prefix(
-            options.out.join("corpus"),
-            CORPUS_CACHE,
-            metadata_format,
-            None,
-            false,
-        )?,
+        // Most chain states are let go within a move: they reach the disk only when needed there.
+        VariantCorpus::new(options.out.join("corpus"), CORPUS_CACHE, metadata_beside, true)?,
         FindingsCorpus::new(options.out.join("findings"), options.config.clone()),
         feedback,
         objective,

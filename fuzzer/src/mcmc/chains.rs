@@ -3,7 +3,7 @@
 
 use crate::mcmc::acceptance::Acceptance;
 use ccfuzz_mutators::input::Variant;
-use ccfuzz_mutators::saved;
+use ccfuzz_mutators::saved::corpus::VariantCorpus;
 use ccfuzz_mutators::seed::SeedId;
 use libafl::corpus::{Corpus, CorpusId};
 use libafl::state::HasCorpus;
@@ -102,7 +102,7 @@ pub struct McmcChains {
     pub(super) unvisited: Vec<CorpusId>,
     /// Entries forgotten so far.
     pub forgotten: u64,
-    /// Their files deleted so far (see [`ccfuzz_mutators::saved`]).
+    /// Their files deleted so far (see [`VariantCorpus::let_go`]).
     #[serde(default)]
     pub deleted_files: u64,
     /// Retired chains whose seeds left the store, no longer remembered, and their restarts:
@@ -265,20 +265,18 @@ struct SavedChain {
     retired: bool,
 }
 
-/// A client's chains file, and the corpus files it names: they stay on disk until a later save
+/// A client's chains file, and the corpus states it names: they stay on disk until a later save
 /// no longer names them, whatever the chains did since.
 #[derive(Debug)]
 pub struct ChainsFile {
     path: PathBuf,
-    corpus: PathBuf,
-    named: HashSet<PathBuf>,
+    named: HashSet<String>,
 }
 
 impl ChainsFile {
-    pub fn new(path: PathBuf, corpus: PathBuf) -> Self {
+    pub fn new(path: PathBuf) -> Self {
         ChainsFile {
             path,
-            corpus,
             named: HashSet::new(),
         }
     }
@@ -287,25 +285,31 @@ impl ChainsFile {
         &self.path
     }
 
-    /// Saves where each chain stands. Returns how many corpus files the save let go.
-    pub fn save(&mut self, chains: &McmcChains) -> std::io::Result<usize> {
-        let named: HashSet<PathBuf> = chains
+    /// Saves where each chain of `state` stands; the corpus files the save let go count among
+    /// the chains' deleted files.
+    pub fn save<S>(&mut self, state: &mut S) -> Result<(), Error>
+    where
+        S: HasMetadata + HasCorpus<Variant, Corpus = VariantCorpus>,
+    {
+        let chains = state.metadata::<McmcChains>()?;
+        let named: HashSet<String> = chains
             .chains
             .values()
             .filter(|chain| !chain.retired)
-            .map(|chain| self.corpus.join(&chain.current_name))
+            .map(|chain| chain.current_name.clone())
             .collect();
         // What the file names is on disk before it does.
-        for file in named.difference(&self.named) {
-            saved::pin_on_disk(file)?;
+        for name in named.difference(&self.named) {
+            state.corpus_mut().pin(name)?;
         }
-        save_chains(chains, &self.path)?;
+        save_chains(state.metadata::<McmcChains>()?, &self.path)?;
         let mut deleted = 0;
-        for file in self.named.difference(&named) {
-            deleted += saved::unpin(file)?;
+        for name in self.named.difference(&named) {
+            deleted += state.corpus_mut().unpin(name)?;
         }
         self.named = named;
-        Ok(deleted)
+        state.metadata_mut::<McmcChains>()?.deleted_files += deleted as u64;
+        Ok(())
     }
 }
 

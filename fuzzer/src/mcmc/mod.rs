@@ -36,13 +36,13 @@ pub use scheduler::McmcScheduler;
 #[cfg(test)]
 pub(crate) fn test_state(dir: &std::path::Path) -> crate::campaign::options::CampaignState {
     use crate::judge::findings::FindingsCorpus;
-    use libafl::corpus::CachedOnDiskCorpus;
+    use ccfuzz_mutators::saved::corpus::VariantCorpus;
     use libafl::feedbacks::ConstFeedback;
     let mut no_feedback = ConstFeedback::new(false);
     let mut no_objective = ConstFeedback::new(false);
     libafl::state::StdState::new(
         libafl_bolts::rands::StdRand::with_seed(1),
-        CachedOnDiskCorpus::new(dir.join("corpus"), 4).unwrap(),
+        VariantCorpus::new(dir.join("corpus"), 4, true, false).unwrap(),
         FindingsCorpus::new(dir.join("findings"), crate::config::Config::detect(false)),
         &mut no_feedback,
         &mut no_objective,

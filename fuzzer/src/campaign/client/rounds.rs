@@ -14,11 +14,10 @@ use crate::seeds::SeedTiming;
 use crate::sharing;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
-use ccfuzz_mutators::saved;
 use ccfuzz_mutators::seed::SeedStore;
 use libafl::fuzzer::{Evaluator, Fuzzer, HasScheduler};
 use libafl::generators::Generator;
-use libafl::state::HasExecutions;
+use libafl::state::{HasCorpus, HasExecutions};
 use libafl::{Error, HasMetadata};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -190,7 +189,7 @@ where
             timing.describe()
         );
         self.write_report();
-        if let Err(e) = saved::write_out_all() {
+        if let Err(e) = self.state.corpus_mut().write_out_all() {
             log::warn!("client {id}: cannot write the corpus out: {e}");
         }
         save_chains(&mut self.state, &mut self.chains_file);
@@ -257,11 +256,7 @@ impl ReportWriter<'_> {
 
 /// Saves where the chains stand, counting the corpus files the save let go.
 fn save_chains(state: &mut CampaignState, file: &mut ChainsFile) {
-    let Ok(chains) = state.metadata_mut::<McmcChains>() else {
-        return;
-    };
-    match file.save(chains) {
-        Ok(deleted) => chains.deleted_files += deleted as u64,
-        Err(e) => log::warn!("cannot save the chains to {}: {e}", file.path().display()),
+    if let Err(e) = file.save(state) {
+        log::warn!("cannot save the chains to {}: {e}", file.path().display());
     }
 }
