@@ -4,30 +4,31 @@
 //! `--remote-broker`) stores it before it judges the testcase. Brokers forward `NewTestcase`
 //! events to their clients and to the brokers they are linked to; `Objective` events only
 //! reach the monitor. A finding travels with the observations it was judged by, so receivers
-//! with the same configuration judge and save it without compiling anything.
+//! with the same configuration judge and save it without compiling anything: the findings
+//! corpus queues the findings made here, and the client announces them after each execution.
 
+use crate::judge::findings::FindingsCorpus;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::seed::SeedStore;
 use libafl::corpus::Corpus;
 use libafl::events::{Event, EventFirer, EventWithStats};
 use libafl::executors::ExitKind;
-use libafl::state::{HasCorpus, HasExecutions};
+use libafl::state::{HasCorpus, HasExecutions, HasSolutions};
 use libafl::Error;
-use serde::Serialize;
 
-/// Sends `variant`, its seed and the observations of its execution to every other client.
-pub fn announce<EM, S, OT>(
+/// Sends `variant`, its seed and `observations` (the postcard of the observers of its
+/// execution) to every other client.
+pub fn announce<EM, S>(
     state: &mut S,
     mgr: &mut EM,
     store: &SeedStore,
     variant: &Variant,
-    observers: &OT,
+    observations: Vec<u8>,
     exit_kind: ExitKind,
 ) -> Result<(), Error>
 where
     EM: EventFirer<Variant, S>,
     S: HasCorpus<Variant> + HasExecutions,
-    OT: Serialize,
 {
     let package = store
         .package(&variant.seed)
@@ -36,7 +37,7 @@ where
     input.carried_seed = Some(Box::new(package));
     let event = Event::NewTestcase {
         input,
-        observers_buf: Some(postcard::to_allocvec(observers)?),
+        observers_buf: Some(observations),
         exit_kind,
         corpus_size: state.corpus().count(),
         client_config: mgr.configuration(),
@@ -44,6 +45,18 @@ where
     };
     let executions = *state.executions();
     mgr.fire(state, EventWithStats::with_current_time(event, executions))
+}
+
+/// Announces the findings this client made since it last did.
+pub fn announce_findings<EM, S>(state: &mut S, mgr: &mut EM, store: &SeedStore) -> Result<(), Error>
+where
+    EM: EventFirer<Variant, S>,
+    S: HasCorpus<Variant> + HasExecutions + HasSolutions<Variant, Solutions = FindingsCorpus>,
+{
+    for finding in state.solutions_mut().take_announcements() {
+        announce(state, mgr, store, &finding.variant, finding.observations, finding.exit)?;
+    }
+    Ok(())
 }
 
 /// Stores the seed a received testcase carries and drops it from the variant. Returns false for

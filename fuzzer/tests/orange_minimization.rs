@@ -10,7 +10,8 @@ mod common;
 use ccfuzz::config::{CompilerConfig, Config};
 use ccfuzz::exec::compile::{compile_and_run, BinaryRuns};
 use ccfuzz::exec::instrument::Additions;
-use ccfuzz::judge::objective::{finding_for, save_finding, FindingKind};
+use ccfuzz::judge::findings::{save_finding, FindingFiles};
+use ccfuzz::judge::objective::{finding_for, FindingKind};
 use ccfuzz::seeds::generator::store_orange_program;
 use ccfuzz::seeds::SeedMaker;
 use ccfuzz_mutators::input::Variant;
@@ -84,7 +85,8 @@ fn orange_finding(out: &Path, config: &Config) -> (std::path::PathBuf, OrangePro
             compile_ms: 0,
         };
         let finding = finding_for(FindingKind::Mismatch, &outcome, &seed, &Variant::of_seed(id));
-        assert!(save_finding(&out.join("findings"), &finding, &seed.text, &seed, config).unwrap());
+        let files = FindingFiles::of(seed.text.to_string(), &seed);
+        assert!(save_finding(&out.join("findings"), &finding, &files, config).unwrap());
         let dir = findings(out).pop().unwrap();
         return (dir, program);
     }

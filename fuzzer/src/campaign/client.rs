@@ -1,55 +1,51 @@
 //! One fuzzing client: its observers, feedbacks, objective, MCMC scheduler and executor, its
 //! seeds (stored, generated or received), and its loop until the deadline or a stop request.
 
+mod rounds;
+
+use rounds::{ReportWriter, Run};
+
 use crate::campaign::options::{
     CampaignOptions, CampaignState, MixedSource, SeedSource, CORPUS_CACHE, SEED_CACHE_BYTES,
 };
-use crate::campaign::progress::{report_chains, report_observed};
-use crate::campaign::report::{write_client_report, ClientFigures, CpuSpent};
+use crate::campaign::report::CpuSpent;
 use crate::campaign::resume::reload_corpus;
-use crate::exec::executor::{ExecutionObservers, ExecutorTotals};
+use crate::exec::executor::{CompileRunExecutor, ExecutionObservers, ObserverTuple};
 use crate::exec::repeats::{RepeatedTextFilter, REMEMBERED_TEXTS};
-use crate::judge::new_seed::{NewSeedFeedback, SeedsInCorpus};
+use crate::judge::findings::FindingsCorpus;
+use crate::judge::new_seed::SeedsInCorpus;
 use crate::judge::objective::FindingsObjective;
 use crate::judge::validity::ValidVariant;
 use crate::mcmc::{
-    restore_chains, AcceptanceFeedback, ChainMutator, ChainsFile, DecisionLog, McmcChains, McmcScheduler,
+    restore_chains, AcceptanceFeedback, ChainMutator, ChainsFile, CorpusFeedback, DecisionLog, McmcChains,
+    McmcScheduler,
 };
-use crate::ops::heap::return_freed_memory;
 use crate::ops::shutdown;
 use crate::seeds::generator::{ProgramSource, SeedGenerator};
-use crate::seeds::{SeedMaker, SeedTiming};
+use crate::seeds::SeedMaker;
+use crate::sharing;
 use anyhow::Result;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
-use ccfuzz_mutators::saved;
+use ccfuzz_mutators::saved::corpus::VariantCorpus;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use ccfuzz_observers::novelty::NoveltyFeedback;
-use libafl::corpus::ondisk::OnDiskMetadataFormat;
-use libafl::corpus::{CachedOnDiskCorpus, Corpus, OnDiskCorpus, Testcase};
+use libafl::corpus::{Corpus, Testcase};
 use libafl::events::{ClientDescription, EventRestarter, ProgressReporter, SendExiting};
 use libafl::executors::ExitKind;
 use libafl::feedbacks::MaxMapFeedback;
-use libafl::fuzzer::{Evaluator, Fuzzer, StdFuzzerBuilder};
+use libafl::fuzzer::{Evaluator, StdFuzzerBuilder};
 use libafl::generators::Generator;
 use libafl::schedulers::Scheduler;
 use libafl::stages::StdMutationalStage;
-use libafl::state::{HasCorpus, HasExecutions, StdState};
-use libafl::{feedback_and_fast, feedback_or};
+use libafl::state::{HasCorpus, StdState};
 use libafl::{Error, HasMetadata};
 use libafl_bolts::rands::StdRand;
 use libafl_bolts::tuples::{tuple_list, Handled};
 use libafl_bolts::{current_nanos, nonzero, Named};
 use serde::Serialize;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// Idle rounds in a row (no chain could move) after which a client with generated seeds
-/// makes a new seed; proposals that change nothing cost microseconds, so this is quick.
-const STALLED_ROUNDS: u32 = 100;
-/// Idle rounds in a row after which a client without a seed generator says it waits for
-/// seeds, and sleeps between rounds.
-const WAITING_ROUNDS: u32 = 1000;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub fn now_secs() -> u64 {
     SystemTime::now()
@@ -86,28 +82,47 @@ where
         let corpus_id = state.corpus_mut().add(Testcase::new(variant.clone()))?;
         fuzzer.scheduler_mut().on_add(state, corpus_id)?;
     }
+    sharing::announce_findings(state, mgr, store)?;
     // LibAFL's own announcement of a new entry does not carry the seed.
-    crate::sharing::announce(state, mgr, store, &variant, &*executor.observers(), ExitKind::Ok)
+    let observations = postcard::to_allocvec(&*executor.observers())?;
+    sharing::announce(state, mgr, store, &variant, observations, ExitKind::Ok)
 }
 
-pub fn client<EM>(
+/// A client's executor.
+type ClientExecutor = CompileRunExecutor<ObserverTuple>;
+
+/// What a client needs from its event manager.
+pub trait ClientEvents:
+    libafl::events::EventFirer<Variant, CampaignState>
+    + libafl::events::EventReceiver<Variant, CampaignState>
+    + ProgressReporter<CampaignState>
+    + SendExiting
+    + EventRestarter<CampaignState>
+{
+}
+
+impl<EM> ClientEvents for EM where
+    EM: libafl::events::EventFirer<Variant, CampaignState>
+        + libafl::events::EventReceiver<Variant, CampaignState>
+        + ProgressReporter<CampaignState>
+        + SendExiting
+        + EventRestarter<CampaignState>
+{
+}
+
+/// Runs one fuzzing client until its deadline, its iterations or a stop request: it sets up
+/// its pieces, puts back a resumed corpus and its chains, adds its share of stored seeds and a
+/// first seed, and then fuzzes.
+pub fn client<EM: ClientEvents>(
     state: Option<CampaignState>,
-    mut mgr: EM,
+    mgr: EM,
     desc: &ClientDescription,
     client_count: usize,
     options: &CampaignOptions,
     deadline: Option<u64>,
     seeds_at_start: u64,
-) -> Result<(), Error>
-where
-    EM: libafl::events::EventFirer<Variant, CampaignState>
-        + libafl::events::EventReceiver<Variant, CampaignState>
-        + ProgressReporter<CampaignState>
-        + SendExiting
-        + EventRestarter<CampaignState>,
-{
-    let started = std::time::Instant::now();
-    let anyhow_to_libafl = |e: anyhow::Error| Error::illegal_state(format!("{e:#}"));
+) -> Result<(), Error> {
+    let started = Instant::now();
     // Instead of the restarting manager's handler, which exits on the spot.
     shutdown::handle_stop_signals().map_err(anyhow_to_libafl)?;
     let store = options.store().map_err(anyhow_to_libafl)?;
@@ -125,15 +140,8 @@ where
     std::fs::create_dir_all(&workdir)?;
 
     let observers = ExecutionObservers::new(&options.config).map_err(anyhow_to_libafl)?;
+    let observed_maps = observed_maps(&observers, options);
     let (coverage, counters) = (&observers.coverage, &observers.counters);
-    // Map name and statistic name of what the corpus covers inside the compilers.
-    let mut observed_maps = Vec::new();
-    if options.config.observes_coverage() {
-        observed_maps.push((coverage.name().to_string(), format!("{}_covered", coverage.name())));
-    }
-    if options.config.observes_counters() {
-        observed_maps.push((counters.name().to_string(), "distinct_counters".to_string()));
-    }
     let acceptance = AcceptanceFeedback::new(
         programs.clone(),
         options.mcmc.athena,
@@ -143,100 +151,38 @@ where
             options.mcmc.decision_log_bytes,
         )?),
     )?;
-    // An invalid variant is nothing. Otherwise new seeds, new compiler coverage, new
-    // optimization counters and accepted MCMC proposals keep a variant. Novelty is measured
-    // first (the acceptance reads it), the map feedbacks then record the execution.
-    let mut feedback = feedback_and_fast!(
+    let mut feedback = CorpusFeedback::new(
         ValidVariant::new(observers.execution.handle()),
-        feedback_or!(
-            NoveltyFeedback::new(coverage, counters, &observers.counter_names),
-            acceptance,
-            MaxMapFeedback::new(coverage),
-            MaxMapFeedback::new(counters),
-            NewSeedFeedback
-        )
+        NoveltyFeedback::new(coverage, counters, &observers.counter_names),
+        acceptance,
+        MaxMapFeedback::new(coverage),
+        MaxMapFeedback::new(counters),
     );
-    let mut objective = FindingsObjective::new(
-        observers.execution.handle(),
-        programs.clone(),
-        options.config.clone(),
-        options.out.join("findings"),
-    );
-    let fresh = state.is_none();
-    // An entry's metadata file tells what it added to the observed maps: without maps it holds
-    // zeros, and creating it was a tenth of the client's CPU against tcc.
-    let metadata_format = options
-        .config
-        .observes_maps()
-        .then_some(OnDiskMetadataFormat::JsonPretty);
-    // Most chain states are let go within a move: they reach the disk only when needed there.
-    saved::defer_writes_in(&options.out.join("corpus"), metadata_format.is_some());
+    let mut objective = FindingsObjective::new(observers.execution.handle(), programs.clone());
     let random_seed = options.random_seed.unwrap_or_else(current_nanos) ^ desc.id() as u64;
+    let fresh = state.is_none();
     let mut state = match state {
         Some(state) => state,
-        None => StdState::new(
-            StdRand::with_seed(random_seed),
-            // LibAFL's lock files count the clients holding an entry, for its removal; entries
-            // are never removed from disk, and each would cost another file.
-            CachedOnDiskCorpus::with_meta_format_and_prefix(
-                options.out.join("corpus"),
-                CORPUS_CACHE,
-                metadata_format,
-                None,
-                false,
-            )?,
-            OnDiskCorpus::new(options.out.join("solutions"))?,
-            &mut feedback,
-            &mut objective,
-        )?,
+        None => new_state(options, desc, random_seed, &mut feedback, &mut objective)?,
     };
-    if fresh {
-        let loaded = reload_corpus(&mut state, &options.out.join("corpus"))?;
-        if loaded > 0 {
-            log::info!("client {}: resumed with {loaded} corpus entries", desc.id());
-        }
-    }
-
-    let scheduler = McmcScheduler::new(options.mcmc.proposals_per_turn, rotation, programs.clone())
-        .pruning_seeds_of(options.out.clone(), client_count);
-    let mut chains_file = ChainsFile::new(
+    let chains_file = ChainsFile::new(
         options
             .out
             .join("mcmc")
             .join(format!("chains-client-{}.json", desc.id())),
-        options.out.join("corpus"),
     );
     if fresh {
-        // Chains start from the seeds of a resumed corpus, and continue where they were saved;
-        // those that had retired stay retired.
-        let mut every_chain = McmcScheduler::new(options.mcmc.proposals_per_turn, None, programs.clone());
-        // Seeds' entries first: a chain holds its seed's variants only once it has started.
-        let (mut seeds_first, mut variants) = (Vec::new(), Vec::new());
-        for id in state.corpus().ids().collect::<Vec<_>>() {
-            if state.corpus().cloned_input_for_id(id)?.edits().is_empty() {
-                seeds_first.push(id);
-            } else {
-                variants.push(id);
-            }
-        }
-        for id in seeds_first.into_iter().chain(variants) {
-            every_chain.on_add(&mut state, id)?;
-        }
-        let restored = restore_chains(&mut state, chains_file.path(), rotation)?;
-        if restored > 0 {
-            log::info!("client {}: {restored} chains continue where they stopped", desc.id());
-        }
-        // The retired chains' entries, and other clients' entries of seeds without a chain here.
-        let ids: Vec<_> = state.corpus().ids().collect();
-        state.metadata_or_insert_with(McmcChains::default).release_unheld(ids);
+        start_chains(&mut state, options, desc, &programs, rotation, &chains_file)?;
     }
-    let mut fuzzer = StdFuzzerBuilder::new()
+    let scheduler =
+        McmcScheduler::new(options.mcmc.proposals_per_turn, rotation, programs.clone()).pruning_seeds(client_count);
+    let fuzzer = StdFuzzerBuilder::new()
         .input_filter(RepeatedTextFilter::new(programs.clone(), REMEMBERED_TEXTS))
         .scheduler(scheduler)
         .feedback(feedback)
         .objective(objective)
         .build();
-    let mut executor = observers.into_executor(programs.clone(), options.config.clone(), workdir.clone());
+    let executor = observers.into_executor(programs.clone(), options.config.clone(), workdir.clone());
     // Every compile of a variant sets `TMPDIR` to the executor's directory; set here once, the
     // environment its children get is this process's own. The client has no other thread yet.
     // Created now: other children (seed making's) may need a temporary directory first.
@@ -244,24 +190,149 @@ where
     std::fs::create_dir_all(&private_dir)?;
     std::env::set_var("TMPDIR", private_dir);
 
-    // This client's share of stored seeds that the corpus lacks (directory seeds, or seeds
-    // profiled before a kill).
-    let mut seed_cpu = CpuSpent::default();
+    let (variants_per_seed, program_source) = program_source(options, desc, client_count, random_seed, seeds_at_start)?;
+    let maker = SeedMaker::new(options.config.clone(), store.clone(), workdir.join("seeds"))
+        .map_err(anyhow_to_libafl)?
+        .with_parsed_seeds(programs.clone());
+    let seeds = SeedGenerator {
+        maker,
+        programs: program_source,
+        attempts: 50,
+    };
+    let programs_for_mutator = programs.clone();
+    let mut run = Run {
+        state,
+        fuzzer,
+        executor,
+        mgr,
+        store,
+        programs,
+        seeds,
+        seed_cpu: CpuSpent::default(),
+        variants_per_seed,
+        chains_file,
+        reports: ReportWriter {
+            out: &options.out,
+            id: desc.id(),
+            observed_maps: &observed_maps,
+            started,
+        },
+        options,
+        deadline,
+    };
+    // One proposal per round.
+    let proposals = StdMutationalStage::with_max_iterations(
+        ChainMutator::new(
+            programs_for_mutator,
+            options.mcmc.families.clone(),
+            options.mcmc.longest_chain,
+        ),
+        nonzero!(1),
+    );
     if fresh {
-        let in_corpus = state.metadata_or_insert_with(SeedsInCorpus::default).0.clone();
-        let ids = store.ids().map_err(anyhow_to_libafl)?;
-        for (index, id) in ids.into_iter().enumerate() {
-            if index % client_count == desc.id() % client_count && !in_corpus.contains(&id) {
-                seed_cpu.measure(|| add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, id))?;
-            }
+        run.add_stored_seeds(desc.id(), client_count)?;
+    }
+    if !run.add_first_seed()? {
+        return run.mgr.send_exiting();
+    }
+    run.seeds.attempts = 10;
+    run.fuzz_until_done(&mut tuple_list!(proposals))?;
+    run.finish()
+}
+
+fn anyhow_to_libafl(e: anyhow::Error) -> Error {
+    Error::illegal_state(format!("{e:#}"))
+}
+
+/// Map name and statistic name of what the corpus covers inside the compilers.
+fn observed_maps(observers: &ExecutionObservers, options: &CampaignOptions) -> Vec<(String, String)> {
+    let mut observed = Vec::new();
+    if options.config.observes_coverage() {
+        let name = observers.coverage.name().to_string();
+        observed.push((name.clone(), format!("{name}_covered")));
+    }
+    if options.config.observes_counters() {
+        observed.push((observers.counters.name().to_string(), "distinct_counters".to_string()));
+    }
+    observed
+}
+
+/// A fresh state on the campaign's corpus, with what a killed campaign left in it.
+fn new_state<F, O>(
+    options: &CampaignOptions,
+    desc: &ClientDescription,
+    random_seed: u64,
+    feedback: &mut F,
+    objective: &mut O,
+) -> Result<CampaignState, Error>
+where
+    F: libafl::feedbacks::StateInitializer<CampaignState>,
+    O: libafl::feedbacks::StateInitializer<CampaignState>,
+{
+    // An entry's metadata file tells what it added to the observed maps: without maps it holds
+    // zeros, and creating it was a tenth of the client's CPU against tcc.
+    let metadata_beside = options.config.observes_maps();
+    let mut state = StdState::new(
+        StdRand::with_seed(random_seed),
+        // Most chain states are let go within a move: they reach the disk only when needed there.
+        VariantCorpus::new(options.out.join("corpus"), CORPUS_CACHE, metadata_beside, true)?,
+        FindingsCorpus::new(options.out.join("findings"), options.config.clone()),
+        feedback,
+        objective,
+    )?;
+    let loaded = reload_corpus(&mut state, &options.out.join("corpus"))?;
+    if loaded > 0 {
+        log::info!("client {}: resumed with {loaded} corpus entries", desc.id());
+    }
+    Ok(state)
+}
+
+/// Starts the chains of a resumed corpus's seeds and puts them where the chains file says they
+/// stood; those that had retired stay retired.
+fn start_chains(
+    state: &mut CampaignState,
+    options: &CampaignOptions,
+    desc: &ClientDescription,
+    programs: &Arc<Programs>,
+    rotation: Option<usize>,
+    chains_file: &ChainsFile,
+) -> Result<(), Error> {
+    let mut every_chain = McmcScheduler::new(options.mcmc.proposals_per_turn, None, programs.clone());
+    // Seeds' entries first: a chain holds its seed's variants only once it has started.
+    let (mut seeds_first, mut variants) = (Vec::new(), Vec::new());
+    for id in state.corpus().ids().collect::<Vec<_>>() {
+        if state.corpus().cloned_input_for_id(id)?.edits().is_empty() {
+            seeds_first.push(id);
+        } else {
+            variants.push(id);
         }
     }
+    for id in seeds_first.into_iter().chain(variants) {
+        every_chain.on_add(state, id)?;
+    }
+    let restored = restore_chains(state, chains_file.path(), rotation)?;
+    if restored > 0 {
+        log::info!("client {}: {restored} chains continue where they stopped", desc.id());
+    }
+    // The retired chains' entries, and other clients' entries of seeds without a chain here.
+    let ids: Vec<_> = state.corpus().ids().collect();
+    state.metadata_or_insert_with(McmcChains::default).release_unheld(ids);
+    Ok(())
+}
 
-    // csmith's seeds come from random numbers of their own, so that which seeds a client draws
-    // does not depend on the mutations made between them; a resumed campaign goes on from
-    // other numbers than those of its first start.
+/// How many variants each seed gets (none: the seeds are a fixed set), and where new seeds come
+/// from. csmith's seeds come from random numbers of their own, so that which seeds a client
+/// draws does not depend on the mutations made between them; a resumed campaign goes on from
+/// other numbers than those of its first start.
+fn program_source(
+    options: &CampaignOptions,
+    desc: &ClientDescription,
+    client_count: usize,
+    random_seed: u64,
+    seeds_at_start: u64,
+) -> Result<(Option<u64>, ProgramSource), Error> {
     let csmith = || ProgramSource::Csmith(StdRand::with_seed(random_seed.rotate_left(32) ^ seeds_at_start));
-    let (variants_per_seed, program_source) = match &options.seeds {
+    Ok(match &options.seeds {
         SeedSource::Csmith { variants_per_seed } => (Some(*variants_per_seed), csmith()),
         SeedSource::Orange {
             variants_per_seed,
@@ -287,211 +358,76 @@ where
                 .collect::<Result<_, Error>>()?;
             (Some(*variants_per_seed), ProgramSource::Mixed(sources))
         }
-    };
-    let maker = SeedMaker::new(options.config.clone(), store.clone(), workdir.join("seeds"))
-        .map_err(anyhow_to_libafl)?
-        .with_parsed_seeds(programs.clone());
-    let mut seeds = SeedGenerator {
-        maker,
-        programs: program_source,
-        attempts: 50,
-    };
-    if state.corpus().count() == 0 {
-        if variants_per_seed.is_some() {
-            seed_cpu.measure(|| -> Result<(), Error> {
-                if let Some(seed) = shutdown::as_stop_request(seeds.generate(&mut state))? {
-                    add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, seed.seed)?;
-                }
-                Ok(())
-            })?;
-        } else {
-            // Another client may hold all the seeds; wait for them to arrive.
-            while state.corpus().count() == 0 {
-                if deadline.is_some_and(|d| now_secs() >= d) || shutdown::requested() {
-                    mgr.send_exiting()?;
-                    return Ok(());
-                }
-                shutdown::as_stop_request(libafl::fuzzer::EventProcessor::process_events(
-                    &mut fuzzer,
-                    &mut state,
-                    &mut executor,
-                    &mut mgr,
-                ))?;
-                std::thread::sleep(Duration::from_millis(200));
-            }
-        }
-    }
-    seeds.attempts = 10;
-    let mut last_seed_at = *state.executions();
-
-    // One proposal per round: the chain's next state is judged when it has run.
-    let proposals = StdMutationalStage::with_max_iterations(
-        ChainMutator::new(
-            programs.clone(),
-            options.mcmc.families.clone(),
-            options.mcmc.longest_chain,
-        ),
-        nonzero!(1),
-    );
-    let mut stages = tuple_list!(proposals);
-    let mut last_stats = std::time::Instant::now();
-    let mut last_report = std::time::Instant::now();
-    let reports = ReportWriter {
-        out: &options.out,
-        id: desc.id(),
-        observed_maps: &observed_maps,
-        started,
-    };
-    // Rounds in a row in which no mutator could change its input (every seed fully live).
-    let mut idle_rounds = 0u32;
-    let mut parses_trimmed = programs.parses();
-    loop {
-        let out_of_time = deadline.is_some_and(|d| now_secs() >= d);
-        let out_of_iterations = options.iterations.is_some_and(|n| *state.executions() >= n);
-        if out_of_time || out_of_iterations || shutdown::requested() {
-            mgr.report_progress(&mut state)?;
-            log::info!(
-                "client {}: seed making took {:.0} s of {:.0} s: {}",
-                desc.id(),
-                seeds.maker.timing.total.as_secs_f64(),
-                started.elapsed().as_secs_f64(),
-                seeds.maker.timing.describe()
-            );
-            reports.write(&state, &executor.totals, &seeds.maker.timing, seed_cpu, &programs);
-            if let Err(e) = saved::write_out_all() {
-                log::warn!("client {}: cannot write the corpus out: {e}", desc.id());
-            }
-            save_chains(&mut state, &mut chains_file);
-            if let Ok(chains) = state.metadata::<McmcChains>() {
-                let by_length: Vec<String> = chains
-                    .by_length
-                    .means()
-                    .iter()
-                    .map(|(length, mean, _)| format!("{length}+: {mean:.4}"))
-                    .collect();
-                log::info!(
-                    "client {}: {} chains ({} turning), {} proposals, acceptance {:.1}%; mean distance by chain length: {}",
-                    desc.id(),
-                    chains.started(),
-                    chains.rotating(),
-                    chains.proposals,
-                    100.0 * chains.acceptance_rate(),
-                    by_length.join(", ")
-                );
-            }
-            mgr.send_exiting()?;
-            return Ok(());
-        }
-        let executions = *state.executions();
-        // A generated seed gives way to the next when it has had its variants, or at once when
-        // no chain can move (a tiny program leaves Hermes and Athena nothing to change).
-        // With fast compilers a seed's making costs as much as many variants: it waits, past
-        // its variants, until making seeds is back within its share of the client's time.
-        let seed_share = seeds.maker.timing.total.as_secs_f64() / started.elapsed().as_secs_f64().max(1e-3);
-        let due = |n: u64| n == 0 || (executions >= last_seed_at + n && seed_share <= options.max_seed_share);
-        if variants_per_seed.is_some_and(|n| due(n) || idle_rounds >= STALLED_ROUNDS) {
-            last_seed_at = executions;
-            seed_cpu.measure(|| -> Result<(), Error> {
-                match seeds.generate(&mut state) {
-                    Ok(seed) => add_seed(&mut fuzzer, &mut state, &mut executor, &mut mgr, &store, seed.seed)?,
-                    Err(_) if shutdown::requested() => {}
-                    // A mix of directories only: the chains go on from the seeds taken.
-                    Err(Error::Empty(..)) => {}
-                    Err(e) => log::error!("client {}: {e}", desc.id()),
-                }
-                Ok(())
-            })?;
-            return_freed_memory();
-        }
-        // No variants per seed is plain differential testing: a new seed each round, no mutation.
-        if variants_per_seed != Some(0) {
-            shutdown::as_stop_request(fuzzer.fuzz_one(&mut stages, &mut executor, &mut state, &mut mgr))?;
-        }
-        // A variant of a seed not in the cache (another core's, a retired chain's) parsed it:
-        // its pages go back before anything else (a report's memory sample among them).
-        if programs.parses() != parses_trimmed {
-            parses_trimmed = programs.parses();
-            return_freed_memory();
-        }
-        if *state.executions() == executions {
-            idle_rounds += 1;
-            if idle_rounds == WAITING_ROUNDS {
-                log::warn!(
-                    "client {}: no seed has code that never ran; waiting for new seeds",
-                    desc.id()
-                );
-            }
-            if idle_rounds >= WAITING_ROUNDS {
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        } else {
-            idle_rounds = 0;
-        }
-        mgr.maybe_report_progress(&mut state, Duration::from_secs(3))?;
-        if last_stats.elapsed() >= Duration::from_secs(5) {
-            last_stats = std::time::Instant::now();
-            return_freed_memory();
-            report_chains(&mut state, &mut mgr)?;
-            save_chains(&mut state, &mut chains_file);
-            report_observed(&mut state, &mut mgr, &observed_maps)?;
-        }
-        // The report is kept current so that a long campaign's memory and progress can be
-        // followed from outside.
-        if last_report.elapsed() >= Duration::from_secs(60) {
-            last_report = std::time::Instant::now();
-            reports.write(&state, &executor.totals, &seeds.maker.timing, seed_cpu, &programs);
-        }
-    }
+    })
 }
 
-/// Writes the client's report from what its loop holds besides its state.
-struct ReportWriter<'a> {
-    out: &'a std::path::Path,
-    id: usize,
-    observed_maps: &'a [(String, String)],
-    started: std::time::Instant,
-}
-
-impl ReportWriter<'_> {
-    fn write(
-        &self,
-        state: &CampaignState,
-        totals: &ExecutorTotals,
-        seed_timing: &SeedTiming,
-        seed_cpu: CpuSpent,
-        programs: &Programs,
-    ) {
-        let covered = self
-            .observed_maps
-            .iter()
-            .map(|(map, stat)| {
-                (
-                    stat.clone(),
-                    ccfuzz_observers::novelty::covered_entries(state, map) as u64,
-                )
-            })
-            .collect();
-        let figures = ClientFigures {
-            totals,
-            covered,
-            seed_timing,
+impl<EM: ClientEvents, Z> Run<'_, EM, Z>
+where
+    Z: Evaluator<ClientExecutor, EM, Variant, CampaignState> + libafl::fuzzer::HasScheduler<Variant, CampaignState>,
+{
+    /// Adds client `id`'s share of the stored seeds that the corpus lacks (directory seeds, or
+    /// seeds profiled before a kill).
+    fn add_stored_seeds(&mut self, id: usize, client_count: usize) -> Result<(), Error> {
+        let in_corpus = self.state.metadata_or_insert_with(SeedsInCorpus::default).0.clone();
+        let ids = self.store.ids().map_err(anyhow_to_libafl)?;
+        let Run {
+            state,
+            fuzzer,
+            executor,
+            mgr,
+            store,
             seed_cpu,
-            wall: self.started.elapsed(),
-            seed_cache: programs.held(),
-        };
-        if let Err(e) = write_client_report(self.out, self.id, state, figures) {
-            log::warn!("cannot write the report of client {}: {e}", self.id);
-        }
+            ..
+        } = self;
+        seed_cpu.measure(|| {
+            for (index, seed) in ids.into_iter().enumerate() {
+                if index % client_count == id % client_count && !in_corpus.contains(&seed) {
+                    add_seed(fuzzer, state, executor, mgr, store, seed)?;
+                }
+            }
+            Ok(())
+        })
     }
-}
 
-/// Saves where the chains stand, counting the corpus files the save let go.
-fn save_chains(state: &mut CampaignState, file: &mut ChainsFile) {
-    let Ok(chains) = state.metadata_mut::<McmcChains>() else {
-        return;
-    };
-    match file.save(chains) {
-        Ok(deleted) => chains.deleted_files += deleted as u64,
-        Err(e) => log::warn!("cannot save the chains to {}: {e}", file.path().display()),
+    /// Gives an empty corpus its first seed: a new one, or, without a seed generator, another
+    /// client's once it arrives. False when the client is to stop first.
+    fn add_first_seed(&mut self) -> Result<bool, Error>
+    where
+        Z: libafl::fuzzer::EventProcessor<ClientExecutor, EM, Variant, CampaignState>,
+    {
+        if self.state.corpus().count() > 0 {
+            return Ok(true);
+        }
+        if self.variants_per_seed.is_some() {
+            let Run {
+                state,
+                fuzzer,
+                executor,
+                mgr,
+                store,
+                seeds,
+                seed_cpu,
+                ..
+            } = self;
+            seed_cpu.measure(|| -> Result<(), Error> {
+                if let Some(seed) = shutdown::as_stop_request(seeds.generate(state))? {
+                    add_seed(fuzzer, state, executor, mgr, store, seed.seed)?;
+                }
+                Ok(())
+            })?;
+            return Ok(true);
+        }
+        // Another client may hold all the seeds: they arrive as events.
+        while self.state.corpus().count() == 0 {
+            if self.deadline.is_some_and(|d| now_secs() >= d) || shutdown::requested() {
+                return Ok(false);
+            }
+            shutdown::as_stop_request(
+                self.fuzzer
+                    .process_events(&mut self.state, &mut self.executor, &mut self.mgr),
+            )?;
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Ok(true)
     }
 }

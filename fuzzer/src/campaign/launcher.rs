@@ -3,7 +3,7 @@
 //! from its output directory.
 //!
 //! Output directory layout: `seeds/` (the seed store), `corpus/` (variants, postcard),
-//! `solutions/` (LibAFL's copy of objective inputs), `findings/` (one directory per finding),
+//! `findings/` (one directory per finding, LibAFL's solutions corpus),
 //! `tmp/` (per-client scratch, removed at start and when the campaign stops; in `/dev/shm` when
 //! it has room), `stats.json` (monitor).
 

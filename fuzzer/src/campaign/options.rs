@@ -2,12 +2,13 @@
 //! limits and the MCMC options; and the LibAFL state type of its clients.
 
 use crate::config::Config;
+use crate::judge::findings::FindingsCorpus;
 use crate::mcmc::McmcOptions;
 use anyhow::Result;
 use ccfuzz_mutators::input::Variant;
+use ccfuzz_mutators::saved::corpus::VariantCorpus;
 use ccfuzz_mutators::seed::SeedStore;
 use ccfuzz_orange::GenOptions;
-use libafl::corpus::{CachedOnDiskCorpus, OnDiskCorpus};
 use libafl::state::StdState;
 use libafl_bolts::rands::StdRand;
 use std::net::SocketAddr;
@@ -16,7 +17,7 @@ use std::time::Duration;
 
 /// The corpus keeps the inputs of its [`CORPUS_CACHE`] most recently used entries in memory; the
 /// others are read back from disk when a chain returns to them.
-pub type CampaignState = StdState<CachedOnDiskCorpus<Variant>, Variant, StdRand, OnDiskCorpus<Variant>>;
+pub type CampaignState = StdState<VariantCorpus, Variant, StdRand, FindingsCorpus>;
 
 /// Corpus entries whose inputs a client keeps in memory. A chain's state holds every edit of
 /// its chain (tens of kilobytes after a few dozen moves), and only the states of the chains in

@@ -2,6 +2,7 @@
 
 use crate::config::Config;
 use crate::exec::executor::ExecutionObservers;
+use crate::judge::findings::FindingsCorpus;
 use crate::judge::new_seed::NewSeedFeedback;
 use crate::judge::objective::FindingsObjective;
 use anyhow::Result;
@@ -18,7 +19,7 @@ use libafl_bolts::tuples::Handled;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Executes saved variants (corpus or solution files) through the campaign's executor and
+/// Executes saved variants (corpus files) through the campaign's executor and
 /// objective, printing every configuration's outcome; new findings go to `out/findings`.
 pub fn replay(out: &Path, config: &Config, files: &[PathBuf]) -> Result<()> {
     use libafl::corpus::InMemoryCorpus;
@@ -32,11 +33,11 @@ pub fn replay(out: &Path, config: &Config, files: &[PathBuf]) -> Result<()> {
     let observers = ExecutionObservers::new(config)?;
     let handle = observers.execution.handle();
     let mut feedback = NewSeedFeedback;
-    let mut objective = FindingsObjective::new(handle.clone(), programs.clone(), config.clone(), out.join("findings"));
-    let mut state: StdState<InMemoryCorpus<Variant>, Variant, StdRand, InMemoryCorpus<Variant>> = StdState::new(
+    let mut objective = FindingsObjective::new(handle.clone(), programs.clone());
+    let mut state: StdState<InMemoryCorpus<Variant>, Variant, StdRand, FindingsCorpus> = StdState::new(
         StdRand::with_seed(current_nanos()),
         InMemoryCorpus::new(),
-        InMemoryCorpus::new(),
+        FindingsCorpus::new(out.join("findings"), config.clone()),
         &mut feedback,
         &mut objective,
     )?;

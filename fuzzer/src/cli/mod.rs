@@ -34,7 +34,7 @@ pub enum Command {
     Mutate(mutate::MutateArgs),
     /// Profile seeds into a seed store, reporting each rejection with its reason.
     Seeds(seeds::SeedsArgs),
-    /// Execute saved variants (files of OUT/corpus or OUT/solutions) again and print each
+    /// Execute saved variants (files of OUT/corpus) again and print each
     /// configuration's outcome; new findings are saved in OUT/findings.
     Replay(ReplayArgs),
     /// Triage a campaign's findings: minimize, reduce without UB, fingerprint, merge into bugs

@@ -1,6 +1,8 @@
-//! Judging an execution: findings (mismatches, compiler crashes and hangs, [`objective`]) and
-//! what keeps a variant in the corpus besides the MCMC acceptance ([`new_seed`]).
+//! Judging an execution: findings (mismatches, compiler crashes and hangs, [`objective`]),
+//! where they are stored ([`findings`]), and what keeps a variant in the corpus besides the
+//! MCMC acceptance ([`new_seed`], [`validity`]).
 
+pub mod findings;
 pub mod new_seed;
 pub mod objective;
 pub mod validity;

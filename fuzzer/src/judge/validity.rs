@@ -1,22 +1,18 @@
-//! [`ValidVariant`]: the corpus feedback that stops an invalid variant (see
+//! [`ValidVariant`]: the part of the corpus feedback that stops an invalid variant (see
 //! [`crate::exec::validity`]) before any other: it is never a chain state nor a corpus entry.
 //! Invalid variants are counted by the mutator family that proposed them and logged with their
 //! edits, so that the defect or the unseen evaluation order behind them can be found.
 
-use crate::mcmc::PendingProposal;
 use crate::ops::user_stats;
 use ccfuzz_mutators::input::Variant;
-use ccfuzz_observers::ExecutionObserver;
+use ccfuzz_observers::{ConfigOutcome, ExecutionObserver};
 use libafl::events::EventFirer;
-use libafl::executors::ExitKind;
-use libafl::feedbacks::{Feedback, StateInitializer};
 use libafl::monitors::stats::{AggregatorOps, UserStatsValue};
 use libafl::state::HasExecutions;
 use libafl::{Error, HasMetadata};
+use libafl_bolts::impl_serdeany;
 use libafl_bolts::tuples::{Handle, MatchNameRef};
-use libafl_bolts::{impl_serdeany, Named};
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Invalid variants of this client, by proposing family (`seed` for an unedited seed or a
@@ -28,6 +24,14 @@ pub struct InvalidVariants {
 }
 impl_serdeany!(InvalidVariants);
 
+/// Variants that some configuration rejected with an ordinary compile error (counted among the
+/// executions that were no finding).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RejectedVariants(pub u64);
+impl_serdeany!(RejectedVariants);
+
+/// Stops invalid variants. Not a feedback of its own: the corpus feedback (the MCMC module's
+/// `CorpusFeedback`) runs it before the parts it stops, and names the proposing family.
 pub struct ValidVariant {
     execution: Handle<ExecutionObserver>,
 }
@@ -36,48 +40,51 @@ impl ValidVariant {
     pub fn new(execution: Handle<ExecutionObserver>) -> Self {
         ValidVariant { execution }
     }
-}
 
-impl Named for ValidVariant {
-    fn name(&self) -> &Cow<'static, str> {
-        static NAME: Cow<'static, str> = Cow::Borrowed("valid_variant");
-        &NAME
-    }
-}
-
-impl<S: HasMetadata> StateInitializer<S> for ValidVariant {
-    fn init_state(&mut self, state: &mut S) -> Result<(), Error> {
+    pub fn init_state<S: HasMetadata>(&self, state: &mut S) {
         state.metadata_or_insert_with(InvalidVariants::default);
-        Ok(())
+        state.metadata_or_insert_with(RejectedVariants::default);
     }
-}
 
-impl<EM, OT, S> Feedback<EM, Variant, OT, S> for ValidVariant
-where
-    OT: MatchNameRef,
-    S: HasMetadata + HasExecutions,
-    EM: EventFirer<Variant, S>,
-{
-    fn is_interesting(
+    /// Whether the execution of `input` was valid; an invalid one is logged and counted under
+    /// the family `proposer` names (`seed` for a variant no chain of this client proposed). A
+    /// variant some configuration rejected is counted too.
+    pub fn is_valid<EM, OT, S>(
         &mut self,
         state: &mut S,
         manager: &mut EM,
         input: &Variant,
         observers: &OT,
-        _exit: &ExitKind,
-    ) -> Result<bool, Error> {
+        proposer: impl FnOnce(&S) -> String,
+    ) -> Result<bool, Error>
+    where
+        OT: MatchNameRef,
+        S: HasMetadata + HasExecutions,
+        EM: EventFirer<Variant, S>,
+    {
         let observer = super::execution_observer(observers, &self.execution)?;
+        if observer
+            .outcomes
+            .iter()
+            .any(|o| matches!(o.outcome, ConfigOutcome::Rejected { .. }))
+        {
+            let rejected = {
+                let rejected = state.metadata_or_insert_with(RejectedVariants::default);
+                rejected.0 += 1;
+                rejected.0
+            };
+            user_stats::send(
+                state,
+                manager,
+                "rejected",
+                UserStatsValue::Number(rejected),
+                AggregatorOps::Sum,
+            )?;
+        }
         let Some(reason) = &observer.invalid else {
             return Ok(true);
         };
-        let family = state
-            .metadata::<PendingProposal>()
-            .ok()
-            .filter(|pending| pending.name == input.name())
-            .map_or_else(
-                || "seed".to_string(),
-                |pending| format!("{:?}", pending.family).to_lowercase(),
-            );
+        let family = proposer(state);
         log::warn!(
             "invalid {family} variant of seed {} ({reason}); edits: {:?}",
             input.seed,

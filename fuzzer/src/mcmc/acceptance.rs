@@ -12,7 +12,6 @@ use ccfuzz_mutators::metropolis::accepts;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::SeedId;
 use ccfuzz_observers::novelty::Novelty;
-use libafl::corpus::Testcase;
 use libafl::executors::ExitKind;
 use libafl::feedbacks::{Feedback, StateInitializer};
 use libafl::state::HasRand;
@@ -24,26 +23,27 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// The last acceptance, so that the scheduler moves the chain when the entry is added.
+/// An accepted move of a chain: the state it moves to, and that state's energy and distance.
 #[derive(Debug, Serialize, Deserialize)]
-pub(super) struct LastAcceptance {
+pub(super) struct Acceptance {
     pub(super) name: String,
     pub(super) energy: f64,
     pub(super) distance: f64,
     /// Proposed from the seed: the chain started again.
     pub(super) from_seed: bool,
 }
-impl_serdeany!(LastAcceptance);
 
-/// The variant about to enter the corpus, for the scheduler, taken while it is still in memory:
-/// the corpus writes a new entry's input to disk and drops it, and the chain that moves there
-/// reads it back at its next proposal (through its differences, and computes its name again):
-/// a fifth of the client's CPU against tcc.
+/// The accepted proposal about to enter the corpus, for the scheduler's `on_add`, which moves
+/// the chain there. It carries the input while it is still in memory: the corpus writes a new
+/// entry's input to disk and drops it, and the chain that moves there would read it back at its
+/// next proposal (through its differences, and compute its name again): a fifth of the client's
+/// CPU against tcc.
 #[derive(Debug, Serialize, Deserialize)]
-pub(super) struct AddedVariant {
+pub(super) struct AcceptedProposal {
     pub(super) input: Variant,
+    pub(super) acceptance: Acceptance,
 }
-impl_serdeany!(AddedVariant);
+impl_serdeany!(AcceptedProposal);
 
 /// Accepts or rejects the pending proposal by the Metropolis–Hastings rule. Inputs that are not
 /// this client's pending proposal (imports, seeds) are left to the other feedbacks.
@@ -128,7 +128,8 @@ impl<S: HasMetadata> StateInitializer<S> for AcceptanceFeedback {
 }
 
 impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for AcceptanceFeedback {
-    /// Reads the [`Novelty`] that `NoveltyFeedback` measured on this execution just before.
+    /// Reads the [`Novelty`] that `NoveltyFeedback` measured on this execution just before
+    /// ([`super::CorpusFeedback`] runs them in that order).
     fn is_interesting(
         &mut self,
         state: &mut S,
@@ -196,7 +197,7 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
         if !accepted {
             return Ok(false);
         }
-        let acceptance = LastAcceptance {
+        let acceptance = Acceptance {
             name,
             energy,
             distance: proposed_distance,
@@ -206,22 +207,11 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
             chains.move_chain(&input.seed, known, &acceptance);
             return Ok(false);
         }
-        state.add_metadata(acceptance);
+        state.add_metadata(AcceptedProposal {
+            input: input.clone(),
+            acceptance,
+        });
         Ok(true)
-    }
-
-    /// Runs for every entry the fuzzer adds, right before the scheduler's `on_add`.
-    fn append_metadata(
-        &mut self,
-        state: &mut S,
-        _mgr: &mut EM,
-        _observers: &OT,
-        testcase: &mut Testcase<Variant>,
-    ) -> Result<(), Error> {
-        if let Some(input) = testcase.input() {
-            state.add_metadata(AddedVariant { input: input.clone() });
-        }
-        Ok(())
     }
 }
 

@@ -1,9 +1,9 @@
 //! The chains, one per seed, as state metadata: where each stands, its statistics, which are in
 //! the rotation and which retired, and their saving and restoring across a resumed campaign.
 
-use crate::mcmc::acceptance::LastAcceptance;
+use crate::mcmc::acceptance::Acceptance;
 use ccfuzz_mutators::input::Variant;
-use ccfuzz_mutators::saved;
+use ccfuzz_mutators::saved::corpus::VariantCorpus;
 use ccfuzz_mutators::seed::SeedId;
 use libafl::corpus::{Corpus, CorpusId};
 use libafl::state::HasCorpus;
@@ -102,7 +102,7 @@ pub struct McmcChains {
     pub(super) unvisited: Vec<CorpusId>,
     /// Entries forgotten so far.
     pub forgotten: u64,
-    /// Their files deleted so far (see [`ccfuzz_mutators::saved`]).
+    /// Their files deleted so far (see [`VariantCorpus::let_go`]).
     #[serde(default)]
     pub deleted_files: u64,
     /// Retired chains whose seeds left the store, no longer remembered, and their restarts:
@@ -119,7 +119,7 @@ impl McmcChains {
     /// Moves `seed`'s chain to the entry `id` of its accepted state `name`, proposed from the
     /// seed itself when `from_seed` (the chain started again); the entry it left will not be
     /// visited again, nor will any entry of a retired chain.
-    pub(super) fn move_chain(&mut self, seed: &SeedId, id: CorpusId, accepted: &LastAcceptance) {
+    pub(super) fn move_chain(&mut self, seed: &SeedId, id: CorpusId, accepted: &Acceptance) {
         if let Some(chain) = self.chains.get_mut(seed) {
             if chain.current != id {
                 self.unvisited.push(chain.current);
@@ -260,29 +260,23 @@ struct SavedChain {
     distance: f64,
     proposals: u64,
     accepted: u64,
-    /// Absent from files saved before chains started again: their length was `accepted`.
-    #[serde(default)]
-    length: Option<u64>,
-    #[serde(default)]
+    length: u64,
     restarts: u64,
-    #[serde(default)]
     retired: bool,
 }
 
-/// A client's chains file, and the corpus files it names: they stay on disk until a later save
+/// A client's chains file, and the corpus states it names: they stay on disk until a later save
 /// no longer names them, whatever the chains did since.
 #[derive(Debug)]
 pub struct ChainsFile {
     path: PathBuf,
-    corpus: PathBuf,
-    named: HashSet<PathBuf>,
+    named: HashSet<String>,
 }
 
 impl ChainsFile {
-    pub fn new(path: PathBuf, corpus: PathBuf) -> Self {
+    pub fn new(path: PathBuf) -> Self {
         ChainsFile {
             path,
-            corpus,
             named: HashSet::new(),
         }
     }
@@ -291,25 +285,31 @@ impl ChainsFile {
         &self.path
     }
 
-    /// Saves where each chain stands. Returns how many corpus files the save let go.
-    pub fn save(&mut self, chains: &McmcChains) -> std::io::Result<usize> {
-        let named: HashSet<PathBuf> = chains
+    /// Saves where each chain of `state` stands; the corpus files the save let go count among
+    /// the chains' deleted files.
+    pub fn save<S>(&mut self, state: &mut S) -> Result<(), Error>
+    where
+        S: HasMetadata + HasCorpus<Variant, Corpus = VariantCorpus>,
+    {
+        let chains = state.metadata::<McmcChains>()?;
+        let named: HashSet<String> = chains
             .chains
             .values()
             .filter(|chain| !chain.retired)
-            .map(|chain| self.corpus.join(&chain.current_name))
+            .map(|chain| chain.current_name.clone())
             .collect();
         // What the file names is on disk before it does.
-        for file in named.difference(&self.named) {
-            saved::pin_on_disk(file)?;
+        for name in named.difference(&self.named) {
+            state.corpus_mut().pin(name)?;
         }
-        save_chains(chains, &self.path)?;
+        save_chains(state.metadata::<McmcChains>()?, &self.path)?;
         let mut deleted = 0;
-        for file in self.named.difference(&named) {
-            deleted += saved::unpin(file)?;
+        for name in self.named.difference(&named) {
+            deleted += state.corpus_mut().unpin(name)?;
         }
         self.named = named;
-        Ok(deleted)
+        state.metadata_mut::<McmcChains>()?.deleted_files += deleted as u64;
+        Ok(())
     }
 }
 
@@ -325,7 +325,7 @@ fn save_chains(chains: &McmcChains, path: &Path) -> std::io::Result<()> {
                 distance: c.distance,
                 proposals: c.proposals,
                 accepted: c.accepted,
-                length: Some(c.length),
+                length: c.length,
                 restarts: c.restarts,
                 retired: c.retired,
             };
@@ -349,13 +349,9 @@ where
     };
     let saved: BTreeMap<SeedId, SavedChain> =
         serde_json::from_slice(&bytes).map_err(|e| Error::serialize(format!("{}: {e}", path.display())))?;
-    // By the file's name, which is the state's name when it was saved: names were SHA-256
-    // digests before they were XXH3 ones, and a chain saved then goes on from its state.
     let mut by_name = HashMap::new();
     for id in state.corpus().ids().collect::<Vec<_>>() {
-        let name = state.corpus().cloned_input_for_id(id)?.name();
-        let file = state.corpus().get(id)?.borrow().filename().clone();
-        by_name.insert(file.unwrap_or_else(|| name.clone()), (id, name));
+        by_name.insert(state.corpus().cloned_input_for_id(id)?.name(), id);
     }
     let chains = state.metadata_or_insert_with(McmcChains::default);
     let mut restored = 0;
@@ -364,15 +360,15 @@ where
             continue;
         };
         match by_name.get(&saved.variant) {
-            Some((id, name)) => {
+            Some(id) => {
                 *chain = Chain {
                     proposals: saved.proposals,
                     accepted: saved.accepted,
-                    length: saved.length.unwrap_or(saved.accepted),
+                    length: saved.length,
                     restarts: saved.restarts,
                     energy: saved.energy,
                     distance: saved.distance,
-                    ..Chain::new(*id, name.clone())
+                    ..Chain::new(*id, saved.variant.clone())
                 };
                 restored += 1;
             }
@@ -381,7 +377,7 @@ where
             None if saved.retired => {
                 chain.proposals = saved.proposals;
                 chain.accepted = saved.accepted;
-                chain.length = saved.length.unwrap_or(saved.accepted);
+                chain.length = saved.length;
                 chain.restarts = saved.restarts;
                 chain.distance = saved.distance;
             }
@@ -409,221 +405,4 @@ where
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_retired_chains_whose_seeds_are_gone_are_forgotten_and_their_restarts_still_count() {
-        let seed = |n: u8| SeedId(format!("{n:032x}"));
-        let mut chains = McmcChains::default();
-        for n in 0..4 {
-            chains.start(seed(n), CorpusId(n as usize), format!("state-{n}"), Some(2));
-            chains.chains.get_mut(&seed(n)).unwrap().restarts = u64::from(n) + 1;
-        }
-        // Seeds 0 and 1 retired; of the stored, only seed 1 and seed 3 (in the rotation) remain.
-        assert_eq!(chains.restarts(), 10);
-        let forgotten = chains.forget_retired(|id| *id == seed(1));
-        assert_eq!(forgotten, 1);
-        let remembered: Vec<&SeedId> = chains.chains.keys().collect();
-        assert_eq!(remembered, [&seed(1), &seed(2), &seed(3)]);
-        assert_eq!((chains.started(), chains.restarts(), chains.rotating()), (4, 10, 2));
-        assert_eq!(chains.forget_retired(|_| false), 1, "a chain in the rotation stays");
-        assert_eq!((chains.started(), chains.restarts()), (4, 10));
-    }
-
-    fn seed(n: u8) -> SeedId {
-        SeedId(format!("seed{n}"))
-    }
-
-    fn accepted(name: impl Into<String>) -> LastAcceptance {
-        LastAcceptance {
-            name: name.into(),
-            energy: 1.0,
-            distance: 0.5,
-            from_seed: false,
-        }
-    }
-
-    #[test]
-    fn a_full_rotation_retires_its_oldest_chain_and_keeps_the_active_one_turning() {
-        let mut chains = McmcChains::default();
-        for n in 0..3 {
-            assert_eq!(
-                chains.start(seed(n), CorpusId(n.into()), format!("v{n}"), Some(3)),
-                None
-            );
-        }
-        chains.active = 2;
-        chains.move_chain(&seed(0), CorpusId(7), &accepted("w0"));
-        assert_eq!(chains.current_state(&seed(0), "w0"), Some(CorpusId(7)));
-        // The chain left its seed's entry.
-        assert_eq!(chains.unvisited, [CorpusId(0)]);
-
-        assert_eq!(chains.start(seed(3), CorpusId(3), "v3".into(), Some(3)), Some(seed(0)));
-        assert_eq!(chains.order, [seed(1), seed(2), seed(3)]);
-        // The chain that was turning still is.
-        assert_eq!(chains.order[chains.active], seed(2));
-        let retired = &chains.chains[&seed(0)];
-        assert!(retired.retired);
-        // The retired chain's state goes; the other chains keep theirs.
-        assert_eq!(chains.unvisited, [CorpusId(0), CorpusId(7)]);
-        assert_eq!((retired.accepted, retired.current), (1, CorpusId(7)));
-        assert_eq!(chains.held(), [1, 2, 3].map(CorpusId).into());
-
-        // Retiring the active chain hands a whole turn to the next.
-        chains.active = 0;
-        chains.turn_proposals = 9;
-        assert_eq!(chains.start(seed(4), CorpusId(4), "v4".into(), Some(3)), Some(seed(1)));
-        assert_eq!(
-            (chains.order[chains.active].clone(), chains.turn_proposals),
-            (seed(2), 0)
-        );
-    }
-
-    #[test]
-    fn without_a_capacity_every_chain_keeps_turning() {
-        let mut chains = McmcChains::default();
-        for n in 0..50 {
-            assert_eq!(chains.start(seed(n), CorpusId(n.into()), format!("v{n}"), None), None);
-        }
-        assert_eq!(chains.rotating(), 50);
-    }
-
-    #[test]
-    fn a_retired_chain_whose_state_was_deleted_stays_retired_after_a_resume() {
-        use libafl::corpus::Testcase;
-        let dir = tempfile::tempdir().unwrap();
-        let mut state = crate::mcmc::test_state(dir.path());
-        // The seeds' entries are on disk; neither chain's state is.
-        let mut chains = McmcChains::default();
-        for n in 0..2 {
-            let unedited = Variant::of_seed(seed(n));
-            let name = unedited.name();
-            let id = state.corpus_mut().add(Testcase::new(unedited)).unwrap();
-            chains.start(seed(n), id, name, None);
-        }
-        state.add_metadata(chains);
-        let saved = serde_json::json!({
-            "seed0": {"variant": "gone0", "energy": 1.0, "distance": 0.25, "proposals": 40, "accepted": 30, "retired": true},
-            "seed1": {"variant": "gone1", "energy": 1.0, "distance": 0.5, "proposals": 9, "accepted": 7, "retired": false},
-        });
-        let path = dir.path().join("chains.json");
-        std::fs::write(&path, saved.to_string()).unwrap();
-        assert_eq!(restore_chains(&mut state, &path, Some(4)).unwrap(), 0);
-        let chains = state.metadata::<McmcChains>().unwrap();
-        let retired = &chains.chains[&seed(0)];
-        assert!(retired.retired);
-        assert_eq!((retired.proposals, retired.accepted, retired.distance), (40, 30, 0.25));
-        // A chain in the rotation whose state is gone starts again from its seed.
-        assert_eq!(chains.order, [seed(1)]);
-        assert_eq!(chains.chains[&seed(1)].accepted, 0);
-    }
-
-    #[test]
-    fn a_chain_starts_again_from_its_seed_at_its_longest_and_a_resume_keeps_its_length() {
-        use libafl::corpus::Testcase;
-        let dir = tempfile::tempdir().unwrap();
-        let mut state = crate::mcmc::test_state(dir.path());
-        let mut chains = McmcChains::default();
-        chains.start(seed(0), CorpusId(100), "v0".into(), None);
-        for step in 1..=3 {
-            chains.move_chain(&seed(0), CorpusId(100 + step), &accepted(format!("w{step}")));
-        }
-        let chain = &chains.chains[&seed(0)];
-        assert!(chain.starts_again(Some(3)));
-        assert!(!chain.starts_again(Some(4)) && !chain.starts_again(None));
-        // A proposal from the seed, accepted: the chain is one move long again.
-        let restarted = Variant::new(seed(0), vec![ccfuzz_mutators::edit::Edit::Delete { stmt: 9 }]);
-        let id = state.corpus_mut().add(Testcase::new(restarted.clone())).unwrap();
-        let from_seed = LastAcceptance {
-            from_seed: true,
-            ..accepted(restarted.name())
-        };
-        chains.move_chain(&seed(0), id, &from_seed);
-        let chain = &chains.chains[&seed(0)];
-        assert_eq!((chain.length, chain.accepted, chain.restarts), (1, 4, 1));
-        assert!(!chain.starts_again(Some(3)));
-        assert_eq!(chains.unvisited, [100, 101, 102, 103].map(CorpusId));
-        assert_eq!((chains.mean_length(), chains.restarts()), (1.0, 1));
-
-        let path = dir.path().join("chains.json");
-        save_chains(&chains, &path).unwrap();
-        let mut fresh = McmcChains::default();
-        fresh.start(seed(0), CorpusId(100), "v0".into(), None);
-        state.add_metadata(fresh);
-        assert_eq!(restore_chains(&mut state, &path, None).unwrap(), 1);
-        let chain = &state.metadata::<McmcChains>().unwrap().chains[&seed(0)];
-        assert_eq!(
-            (chain.current, chain.length, chain.accepted, chain.restarts),
-            (id, 1, 4, 1)
-        );
-    }
-
-    #[test]
-    fn a_chain_goes_on_from_a_state_saved_under_an_older_name() {
-        use libafl::corpus::Testcase;
-        let dir = tempfile::tempdir().unwrap();
-        let mut state = crate::mcmc::test_state(dir.path());
-        let unedited = Variant::of_seed(seed(0));
-        let seed_entry = state.corpus_mut().add(Testcase::new(unedited.clone())).unwrap();
-        let mut chains = McmcChains::default();
-        chains.start(seed(0), seed_entry, unedited.name(), None);
-        state.add_metadata(chains);
-        // A state saved when names were SHA-256 digests, read back by a resume.
-        let moved = Variant::new(seed(0), vec![ccfuzz_mutators::edit::Edit::Delete { stmt: 1 }]);
-        let old_name = "5f1c0a0d58e2b5b7a1a4e0f3b0c3d2e1".to_string();
-        let id = state
-            .corpus_mut()
-            .add(Testcase::with_filename(moved.clone(), old_name.clone()))
-            .unwrap();
-        let saved = serde_json::json!({
-            "seed0": {"variant": old_name, "energy": 1.0, "distance": 0.25, "proposals": 40, "accepted": 30, "retired": false},
-        });
-        let path = dir.path().join("chains.json");
-        std::fs::write(&path, saved.to_string()).unwrap();
-        assert_eq!(restore_chains(&mut state, &path, None).unwrap(), 1);
-        let chain = &state.metadata::<McmcChains>().unwrap().chains[&seed(0)];
-        // It stands on the state, which it knows by the state's name from now on; the file
-        // predates restarts, so its length is every move it accepted.
-        assert_eq!((chain.current, chain.accepted, chain.length), (id, 30, 30));
-        assert_eq!(chain.current_name, moved.name());
-    }
-
-    #[test]
-    fn a_chain_stands_on_one_entry_however_long_it_runs() {
-        let mut chains = McmcChains::default();
-        chains.start(seed(0), CorpusId(0), "v0".into(), None);
-        for step in 1..=1000 {
-            chains.move_chain(&seed(0), CorpusId(step), &accepted(format!("w{step}")));
-        }
-        // Every state it left, its seed's entry first.
-        assert_eq!(chains.unvisited, (0..1000).map(CorpusId).collect::<Vec<_>>());
-        assert_eq!(chains.held(), [CorpusId(1000)].into());
-        // An accepted proposal that is the state it stands on moves it nowhere.
-        assert_eq!(chains.current_state(&seed(0), "w1000"), Some(CorpusId(1000)));
-        assert_eq!(chains.current_state(&seed(0), "w999"), None);
-        chains.move_chain(&seed(0), CorpusId(1000), &accepted("w1000"));
-        assert_eq!(chains.unvisited.len(), 1000);
-    }
-
-    #[test]
-    fn entries_no_chain_in_the_rotation_stands_on_are_unvisited() {
-        let mut chains = McmcChains::default();
-        chains.start(seed(0), CorpusId(0), "v0".into(), Some(1));
-        // Another client's variant of this seed, and one of a seed with no chain here.
-        chains.release(CorpusId(1));
-        chains.release(CorpusId(2));
-        assert_eq!(chains.unvisited, [CorpusId(1), CorpusId(2)]);
-        chains.start(seed(1), CorpusId(3), "v1".into(), Some(1));
-        assert_eq!(chains.unvisited, [1, 2, 0].map(CorpusId));
-        // A proposal of the retired chain accepted after it retired is not kept either.
-        chains.move_chain(&seed(0), CorpusId(4), &accepted("w0"));
-        assert_eq!(chains.unvisited, [1, 2, 0, 0, 4].map(CorpusId));
-
-        // After a resume, whatever the rotation does not stand on; a chain's current state (as
-        // restored from the chains file) is held.
-        chains.chains.get_mut(&seed(1)).unwrap().current = CorpusId(5);
-        chains.release_unheld((0..6).map(CorpusId));
-        assert_eq!(chains.unvisited, [0, 1, 2, 3, 4].map(CorpusId));
-    }
-}
+mod tests;

@@ -6,16 +6,19 @@
 //!   is tested for mismatches): energy E = Athena's Δ(Q*; seed) + w_c·(compiler-coverage entries
 //!   it set first) + w_o·(optimization counters it set first), accepted with the Metropolis–
 //!   Hastings probability. Zero weights are Athena as published. An accepted proposal is
-//!   corpus-worthy.
+//!   corpus-worthy. [`CorpusFeedback`] runs it among the other corpus feedbacks, in the order
+//!   their results depend on.
 //! - [`McmcScheduler`] hands out the current state of the active chain, moves a chain to a newly
 //!   added accepted proposal, starts a chain for every seed and turns to the next seed after a
 //!   number of proposals.
 //!
-//! Chains and their statistics are state metadata ([`McmcChains`]); every decision is appended
+//! What passes between these pieces as state metadata is tabled in ARCHITECTURE.md ("The MCMC
+//! metadata protocol"). Chains and their statistics are state metadata ([`McmcChains`]); every decision is appended
 //! to `OUT/mcmc/client-N.csv` ([`DecisionLog`], bounded).
 
 pub(crate) mod acceptance;
 mod chains;
+mod corpus_feedback;
 mod decision_log;
 mod mutator;
 mod options;
@@ -23,6 +26,7 @@ mod scheduler;
 
 pub use acceptance::AcceptanceFeedback;
 pub use chains::{restore_chains, Chain, ChainsFile, DistanceByLength, McmcChains};
+pub use corpus_feedback::CorpusFeedback;
 pub use decision_log::DecisionLog;
 pub use mutator::{ChainMutator, PendingProposal};
 pub use options::{Family, Guidance, McmcOptions, LONGEST_CHAIN};
@@ -31,14 +35,15 @@ pub use scheduler::McmcScheduler;
 /// A campaign's LibAFL state on a fresh corpus in `dir`, without feedback, for the tests.
 #[cfg(test)]
 pub(crate) fn test_state(dir: &std::path::Path) -> crate::campaign::options::CampaignState {
-    use libafl::corpus::{CachedOnDiskCorpus, OnDiskCorpus};
+    use crate::judge::findings::FindingsCorpus;
+    use ccfuzz_mutators::saved::corpus::VariantCorpus;
     use libafl::feedbacks::ConstFeedback;
     let mut no_feedback = ConstFeedback::new(false);
     let mut no_objective = ConstFeedback::new(false);
     libafl::state::StdState::new(
         libafl_bolts::rands::StdRand::with_seed(1),
-        CachedOnDiskCorpus::new(dir.join("corpus"), 4).unwrap(),
-        OnDiskCorpus::new(dir.join("solutions")).unwrap(),
+        VariantCorpus::new(dir.join("corpus"), 4, true, false).unwrap(),
+        FindingsCorpus::new(dir.join("findings"), crate::config::Config::detect(false)),
         &mut no_feedback,
         &mut no_objective,
     )

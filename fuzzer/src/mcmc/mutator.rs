@@ -1,7 +1,5 @@
 //! [`ChainMutator`]: proposes Q* from a chain's state Q with Athena, Hermes or Orion and leaves
-//! the proposal's ln q(Q
-//! Q*)/q(Q*
-//! Q) in the state ([`PendingProposal`]) for the acceptance.
+//! the proposal's ln q(Q|Q*)/q(Q*|Q) in the state ([`PendingProposal`]) for the acceptance.
 
 use crate::mcmc::{Family, McmcChains};
 use ccfuzz_mutators::athena::AthenaMutator;

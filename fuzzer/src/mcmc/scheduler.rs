@@ -5,12 +5,11 @@
 //! it runs.
 
 use crate::judge::new_seed::SeedsInCorpus;
-use crate::mcmc::acceptance::{AddedVariant, LastAcceptance};
+use crate::mcmc::acceptance::AcceptedProposal;
 use crate::mcmc::McmcChains;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
-use ccfuzz_mutators::pruning::prune_retired_seeds;
-use ccfuzz_mutators::saved;
+use ccfuzz_mutators::saved::corpus::VariantCorpus;
 use ccfuzz_mutators::seed::{SeedId, SeedStore};
 use ccfuzz_observers::novelty::Novelty;
 use libafl::corpus::{Corpus, CorpusId};
@@ -18,7 +17,6 @@ use libafl::schedulers::{RemovableScheduler, Scheduler};
 use libafl::state::HasCorpus;
 use libafl::{Error, HasMetadata};
 use std::collections::HashSet;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Schedules the current states of the chains, one seed's chain at a time.
@@ -36,9 +34,9 @@ pub struct McmcScheduler {
     /// Entries that are chain states and nothing else (no new coverage, counters or seed):
     /// their files may go once they are forgotten.
     states_only: HashSet<CorpusId>,
-    /// The campaign directory whose old retired seeds leave the store when a chain retires, and
-    /// how many of the seeds stored last stay however old and retired.
-    pruned_campaign: Option<(PathBuf, usize)>,
+    /// With a rotation and pruning, how many of the seeds stored last stay in the store however
+    /// old and retired; older retired ones leave it when a chain retires.
+    seeds_kept: Option<usize>,
 }
 
 /// Seeds kept in the store, per chain of the rotation and per client, however old and retired
@@ -54,29 +52,28 @@ impl McmcScheduler {
             programs,
             kept_inputs: Vec::new(),
             states_only: HashSet::new(),
-            pruned_campaign: None,
+            seeds_kept: None,
         }
     }
 
-    /// With a rotation, old retired seeds that nothing kept needs leave the store of the
-    /// campaign in `out` (findings and corpus there are what may need them), which `clients`
-    /// share.
-    pub fn pruning_seeds_of(mut self, out: PathBuf, clients: usize) -> Self {
-        self.pruned_campaign = self
+    /// With a rotation, old retired seeds that nothing kept needs leave the campaign's store,
+    /// which `clients` share (the corpus decides what it keeps that needs them).
+    pub fn pruning_seeds(mut self, clients: usize) -> Self {
+        self.seeds_kept = self
             .rotation
-            .map(|rotation| (out, SEEDS_KEPT_PER_CHAIN * rotation.max(1) * clients.max(1)));
+            .map(|rotation| SEEDS_KEPT_PER_CHAIN * rotation.max(1) * clients.max(1));
         self
     }
 
-    /// Gzips a retired chain's seed, and removes the old retired seeds that may go.
-    fn retire_seed(&self, retired: &SeedId) {
+    /// Gzips a retired chain's seed, and has the corpus remove the old retired seeds that may go.
+    fn retire_seed(&self, retired: &SeedId, corpus: &VariantCorpus) {
         self.programs.forget(retired);
         let store = self.programs.store();
         if let Err(e) = store.compress(retired) {
             log::warn!("seed {retired} stays uncompressed: {e:#}");
         }
-        if let Some((out, kept)) = &self.pruned_campaign {
-            match prune_retired_seeds(store, out, *kept) {
+        if let Some(kept) = self.seeds_kept {
+            match corpus.prune_retired_seeds(store, kept) {
                 Ok(0) => {}
                 Ok(pruned) => log::debug!("mcmc: {pruned} old retired seeds left the store"),
                 Err(e) => log::warn!("cannot remove old retired seeds: {e:#}"),
@@ -104,39 +101,36 @@ impl<I, S> RemovableScheduler<I, S> for McmcScheduler {}
 
 impl<S> Scheduler<Variant, S> for McmcScheduler
 where
-    S: HasCorpus<Variant> + HasMetadata,
+    S: HasCorpus<Variant, Corpus = VariantCorpus> + HasMetadata,
 {
     fn on_add(&mut self, state: &mut S, id: CorpusId) -> Result<(), Error> {
         let current = *state.corpus().current();
         state.corpus().get(id)?.borrow_mut().set_parent_id_optional(current);
-        // An entry the fuzzer added was handed over by the acceptance feedback, and its input
-        // goes back into the entry, which the corpus left without one: a chain moves there
-        // next. The entry is dropped when no chain stands on it any more (`forget_unvisited`). One
-        // added otherwise (a stored seed, a resumed state) is read back from disk.
+        // An accepted proposal's input was handed over by the acceptance feedback, and goes back
+        // into the entry, which the corpus left without one: a chain moves there next. The entry
+        // is dropped when no chain stands on it any more (`forget_unvisited`). An entry added
+        // otherwise (a seed, a resumed state, another client's variant) is read back.
         let filename = state.corpus().get(id)?.borrow().filename().clone();
-        let added = state
-            .remove_metadata::<AddedVariant>()
-            .map(|added| added.input)
-            .filter(|input| filename.as_deref() == Some(input.name().as_str()));
-        let (seed, name, unedited) = match added {
-            Some(input) => {
-                let described = (input.seed.clone(), input.name(), input.edits().is_empty());
+        let accepted = match state.metadata_map().get::<AcceptedProposal>() {
+            Some(accepted) if filename.as_deref() == Some(accepted.acceptance.name.as_str()) => {
+                state.remove_metadata::<AcceptedProposal>()
+            }
+            _ => None,
+        };
+        let (seed, name, unedited, acceptance) = match accepted.map(|accepted| *accepted) {
+            Some(AcceptedProposal { input, acceptance }) => {
+                let (seed, unedited) = (input.seed.clone(), input.edits().is_empty());
                 let mut entry = state.corpus().get(id)?.borrow_mut();
                 if entry.input().is_none() {
                     *entry.input_mut() = Some(input);
                     self.kept_inputs.push(id);
                 }
-                described
+                (seed, acceptance.name.clone(), unedited, Some(acceptance))
             }
             None => {
                 let input = state.corpus().cloned_input_for_id(id)?;
-                (input.seed.clone(), input.name(), input.edits().is_empty())
+                (input.seed.clone(), input.name(), input.edits().is_empty(), None)
             }
-        };
-        let matches = |acceptance: &LastAcceptance| acceptance.name == name;
-        let acceptance = match state.metadata_map().get::<LastAcceptance>() {
-            Some(acceptance) if matches(acceptance) => state.remove_metadata::<LastAcceptance>(),
-            _ => None,
         };
         if acceptance.is_some() && !added_novelty(state, id)? {
             self.states_only.insert(id);
@@ -148,7 +142,7 @@ where
             // A chain starts on its seed's entry.
             if let Some(retired) = chains.start(seed.clone(), id, name, self.rotation) {
                 log::debug!("mcmc: the chain of seed {retired} retires");
-                self.retire_seed(&retired);
+                self.retire_seed(&retired, state.corpus());
                 forget_seeds_gone(state, self.programs.store());
             }
         } else {
@@ -192,7 +186,7 @@ impl McmcScheduler {
     /// the corpus's cache.
     fn drop_kept_inputs_left_behind<S>(&mut self, state: &mut S)
     where
-        S: HasCorpus<Variant> + HasMetadata,
+        S: HasCorpus<Variant, Corpus = VariantCorpus> + HasMetadata,
     {
         let Some(chains) = state.metadata_map().get::<McmcChains>() else {
             return;
@@ -232,13 +226,13 @@ where
         .is_some_and(|novelty| novelty.new_coverage > 0 || novelty.new_counters > 0))
 }
 
-/// Takes the entries no chain will visit again out of the in-memory corpus (LibAFL's removal
-/// would delete their files), and lets their files go: those of `states_only` are deleted once
-/// no file kept reads through them. Done when the next entry is scheduled, so that nothing is
-/// removed under a stage or an event handler that still holds an id.
+/// Lets the entries no chain will visit again go from the corpus: those of `states_only` are
+/// deleted once no file kept reads through them, the others' files stay. Done when the next
+/// entry is scheduled, so that nothing is removed under a stage or an event handler that still
+/// holds an id.
 fn forget_unvisited<S>(state: &mut S, states_only: &mut HashSet<CorpusId>) -> Result<(), Error>
 where
-    S: HasCorpus<Variant> + HasMetadata,
+    S: HasCorpus<Variant, Corpus = VariantCorpus> + HasMetadata,
 {
     let (unvisited, held) = match state.metadata_map_mut().get_mut::<McmcChains>() {
         Some(chains) if !chains.unvisited.is_empty() => (std::mem::take(&mut chains.unvisited), chains.held()),
@@ -247,23 +241,15 @@ where
     let (mut forgotten, mut deleted) = (0, 0);
     // An entry a chain in the rotation holds stays, whatever put it on the list.
     for id in unvisited.into_iter().filter(|id| !held.contains(id)) {
-        let Ok(testcase) = state.corpus().get(id) else {
+        if state.corpus().get(id).is_err() {
             continue;
-        };
-        let file = {
-            let mut testcase = testcase.borrow_mut();
-            testcase.filename_mut().take();
-            testcase.file_path().clone()
-        };
-        state.corpus_mut().remove(id)?;
-        forgotten += 1;
-        let removable = states_only.remove(&id);
-        if let Some(file) = file {
-            match saved::left(&file, removable) {
-                Ok(files) => deleted += files,
-                Err(e) => log::warn!("cannot delete a chain state left behind in {}: {e}", file.display()),
-            }
         }
+        let removable = states_only.remove(&id);
+        match state.corpus_mut().let_go(id, removable) {
+            Ok(files) => deleted += files,
+            Err(e) => log::warn!("cannot let a chain state left behind go: {e}"),
+        }
+        forgotten += 1;
     }
     if let Some(chains) = state.metadata_map_mut().get_mut::<McmcChains>() {
         chains.forgotten += forgotten;
@@ -276,6 +262,7 @@ where
 mod tests {
     use super::*;
     use crate::campaign::options::CampaignState as TestState;
+    use crate::mcmc::acceptance::Acceptance;
     use crate::mcmc::test_state;
     use ccfuzz_mutators::edit::Edit;
     use ccfuzz_mutators::input::CHECKPOINT;
@@ -283,16 +270,23 @@ mod tests {
     use libafl::corpus::Testcase;
     use libafl::inputs::Input;
 
-    /// Adds `variant` as the fuzzer does, as an accepted proposal or as a seed.
-    fn add(state: &mut TestState, scheduler: &mut McmcScheduler, variant: Variant, accepted: bool) -> CorpusId {
-        if accepted {
-            state.add_metadata(LastAcceptance {
+    /// What the acceptance feedback hands over for an accepted `variant`.
+    fn accepted(variant: &Variant) -> AcceptedProposal {
+        AcceptedProposal {
+            input: variant.clone(),
+            acceptance: Acceptance {
                 name: variant.name(),
                 energy: 1.0,
                 distance: 0.5,
                 from_seed: false,
-            });
-            state.add_metadata(AddedVariant { input: variant.clone() });
+            },
+        }
+    }
+
+    /// Adds `variant` as the fuzzer does, as an accepted proposal or as a seed.
+    fn add(state: &mut TestState, scheduler: &mut McmcScheduler, variant: Variant, proposed: bool) -> CorpusId {
+        if proposed {
+            state.add_metadata(accepted(&variant));
         }
         let id = state.corpus_mut().add(Testcase::from(variant)).unwrap();
         scheduler.on_add(state, id).unwrap();
@@ -325,15 +319,7 @@ mod tests {
             proposal.edits_mut().push(Edit::Delete { stmt: step });
             if step == coverage_at {
                 // This state also added coverage: it is kept, with what it reads through.
-                state.add_metadata(LastAcceptance {
-                    name: proposal.name(),
-                    energy: 1.0,
-                    distance: 0.5,
-                    from_seed: false,
-                });
-                state.add_metadata(AddedVariant {
-                    input: proposal.clone(),
-                });
+                state.add_metadata(accepted(&proposal));
                 let mut testcase = Testcase::from(proposal.clone());
                 testcase.add_metadata(Novelty {
                     new_coverage: 3,
@@ -426,7 +412,7 @@ mod tests {
         let mut state = test_state(dir.path());
         let store = SeedStore::open(dir.path().join("seeds")).unwrap();
         let programs = Arc::new(Programs::new(store.clone(), 1));
-        let mut scheduler = McmcScheduler::new(1000, Some(1), programs).pruning_seeds_of(dir.path().to_path_buf(), 1);
+        let mut scheduler = McmcScheduler::new(1000, Some(1), programs).pruning_seeds(1);
         let kept = SEEDS_KEPT_PER_CHAIN;
         let seeds: Vec<SeedId> = (1..=kept + 3)
             .map(|n| {
