@@ -25,6 +25,3 @@ pub mod synthesis;
 pub mod testing;
 pub mod ub_warnings;
 pub mod valuation;
-
-/// The control-flow graphs under the name `ccfuzz::mcmc::acceptance` imports them by.
-pub use flow_graph as cfg;

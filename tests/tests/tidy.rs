@@ -63,9 +63,9 @@ const FUZZER_LAYERS: &[&[&str]] = &[
     &["process"],
     &["seeds"],
     &["exec"],
+    &["judge"],
     // Seeds and findings announced to other cores and nodes.
     &["sharing"],
-    &["judge"],
     &["mcmc"],
     &["campaign"],
     &["measure"],
@@ -79,45 +79,6 @@ const TRIAGE_USERS: &[(&str, &str)] = &[
     ("judge", "ccfuzz_triage::finding"),
     ("measure", "ccfuzz_triage"),
     ("cli", "ccfuzz_triage"),
-];
-
-/// Imports of the fuzzer crate that break its layering today, each with the change that removes
-/// it; an entry whose import is gone fails the test until it is deleted, and none may be added.
-const KNOWN_BACK_EDGES: &[(&str, &str)] = &[
-    // MCMC-METADATA-CYCLE: the validity feedback reads the mutator's `PendingProposal` while the
-    // scheduler reads the judge's `SeedsInCorpus` (judge <-> mcmc). Goes with the rewrite of the
-    // metadata protocol between mutator, feedbacks and scheduler.
-    ("judge::validity", "mcmc::mutator"),
-    // MCMC-TEST-STATE: the MCMC tests build the campaign's `CampaignState` (mcmc <-> campaign).
-    // Goes when the state type moves with the corpus type of the variant storage.
-    ("mcmc", "campaign::options"),
-    ("mcmc::mutator", "campaign::options"),
-    ("mcmc::scheduler", "campaign::options"),
-];
-
-/// Module cycles of the fuzzer crate today; an entry no longer a cycle fails the test until it is
-/// deleted.
-const KNOWN_CYCLES: &[&[&str]] = &[
-    // MCMC-METADATA-FILES: the acceptance feedback, the chains and the mutator name each other's
-    // metadata types; goes with the rewrite of the metadata protocol.
-    &["mcmc::acceptance", "mcmc::chains", "mcmc::mutator"],
-];
-
-/// Files over 600 lines today, each to be split by the change that rewrites it; an entry whose
-/// file is short enough fails the test until it is deleted.
-const KNOWN_LONG_FILES: &[&str] = &[
-    // VARIANT-STORAGE: the variant and its saving, split with the storage behind LibAFL's `Corpus`.
-    "mutators/src/input.rs",
-    // MCMC-CHAINS: the chains' metadata, split with the rewrite of the metadata protocol.
-    "fuzzer/src/mcmc/chains.rs",
-];
-
-/// File names two source files share today; an entry no longer shared fails the test until it is
-/// deleted.
-const KNOWN_SHARED_NAMES: &[&str] = &[
-    // MCMC-OPTIONS-NAME: `fuzzer/src/mcmc/options.rs` and `fuzzer/src/campaign/options.rs`; goes
-    // when the MCMC options file is renamed.
-    "options.rs",
 ];
 
 fn workspace() -> PathBuf {
@@ -182,50 +143,17 @@ fn members() -> Vec<String> {
 #[test]
 fn fuzzer_modules_form_no_cycle_and_follow_the_layering() {
     let found = imports(&crate_sources("fuzzer"));
-    let mut stale = Vec::new();
-    for (from, to) in KNOWN_BACK_EDGES {
-        match found.iter().find(|i| i.from == *from && i.to == *to) {
-            Some(import) => eprintln!(
-                "known back edge, still to remove: {from} (line {}) imports {to}",
-                import.line
-            ),
-            None => stale.push(format!("{from} -> {to}")),
-        }
-    }
-    assert!(
-        stale.is_empty(),
-        "these imports are gone: delete them from KNOWN_BACK_EDGES: {stale:?}"
-    );
-    let kept: Vec<_> = found
-        .into_iter()
-        .filter(|i| !KNOWN_BACK_EDGES.contains(&(i.from.as_str(), i.to.as_str())))
-        .collect();
-    let violations = layering_violations(&kept, FUZZER_LAYERS);
+    let violations = layering_violations(&found, FUZZER_LAYERS);
     assert!(
         violations.is_empty(),
         "the fuzzer crate's layering is broken:\n{}",
         violations.join("\n")
     );
-    let edges: Vec<(String, String)> = kept.iter().map(|i| (i.from.clone(), i.to.clone())).collect();
+    let edges: Vec<(String, String)> = found.iter().map(|i| (i.from.clone(), i.to.clone())).collect();
     let module_cycles = cycles(&edges);
-    let known = |cycle: &Vec<String>| {
-        KNOWN_CYCLES
-            .iter()
-            .any(|k| cycle.iter().map(String::as_str).eq(k.iter().copied()))
-    };
-    for known_cycle in KNOWN_CYCLES {
-        let still = module_cycles
-            .iter()
-            .any(|c| c.iter().map(String::as_str).eq(known_cycle.iter().copied()));
-        match still {
-            true => eprintln!("known module cycle, still to break: {known_cycle:?}"),
-            false => panic!("{known_cycle:?} is no longer a cycle: delete it from KNOWN_CYCLES"),
-        }
-    }
-    let new_cycles: Vec<_> = module_cycles.iter().filter(|c| !known(c)).collect();
     assert!(
-        new_cycles.is_empty(),
-        "module cycles in the fuzzer crate: {new_cycles:?}"
+        module_cycles.is_empty(),
+        "module cycles in the fuzzer crate: {module_cycles:?}"
     );
     let folder_edges: Vec<(String, String)> = edges
         .iter()
@@ -277,7 +205,6 @@ fn workspace_crates_depend_only_on_lower_ones() {
 #[test]
 fn every_rust_file_starts_with_a_doc_comment_and_has_at_most_600_lines() {
     let mut found = Vec::new();
-    let mut long = Vec::new();
     for file in files(&workspace(), &[".rs"]) {
         let text = fs::read_to_string(&file).unwrap();
         if !text.starts_with("//!") {
@@ -285,18 +212,7 @@ fn every_rust_file_starts_with_a_doc_comment_and_has_at_most_600_lines() {
         }
         let lines = text.lines().count();
         if lines > 600 {
-            long.push(relative(&file));
-            if !KNOWN_LONG_FILES.contains(&relative(&file).as_str()) {
-                found.push(format!("{} has {lines} lines (at most 600)", relative(&file)));
-            }
-        }
-    }
-    for known in KNOWN_LONG_FILES {
-        match long.contains(&known.to_string()) {
-            true => eprintln!("known long file, still to split: {known}"),
-            false => found.push(format!(
-                "{known} is 600 lines or fewer: delete it from KNOWN_LONG_FILES"
-            )),
+            found.push(format!("{} has {lines} lines (at most 600)", relative(&file)));
         }
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
@@ -308,7 +224,6 @@ fn every_rust_file_starts_with_a_doc_comment_and_has_at_most_600_lines() {
 fn source_file_names_are_distinct() {
     let mut seen: Vec<(String, PathBuf)> = Vec::new();
     let mut found = Vec::new();
-    let mut shared = Vec::new();
     for member in members() {
         for file in files(&workspace().join(member).join("src"), &[".rs"]) {
             let name = file.file_name().unwrap().to_string_lossy().into_owned();
@@ -316,20 +231,9 @@ fn source_file_names_are_distinct() {
                 continue;
             }
             if let Some((_, other)) = seen.iter().find(|(n, _)| *n == name) {
-                shared.push(name.clone());
-                if !KNOWN_SHARED_NAMES.contains(&name.as_str()) {
-                    found.push(format!("{} and {}", relative(other), relative(&file)));
-                }
+                found.push(format!("{} and {}", relative(other), relative(&file)));
             }
             seen.push((name, file));
-        }
-    }
-    for known in KNOWN_SHARED_NAMES {
-        match shared.contains(&known.to_string()) {
-            true => eprintln!("known shared file name, still to rename: {known}"),
-            false => found.push(format!(
-                "{known} is no longer shared: delete it from KNOWN_SHARED_NAMES"
-            )),
         }
     }
     assert!(found.is_empty(), "files of the same name:\n{}", found.join("\n"));

@@ -5,10 +5,10 @@ mod rounds;
 
 use rounds::{ReportWriter, Run};
 
+use crate::campaign::client_report::CpuSpent;
 use crate::campaign::options::{
     CampaignOptions, CampaignState, MixedSource, SeedSource, CORPUS_CACHE, SEED_CACHE_BYTES,
 };
-use crate::campaign::report::CpuSpent;
 use crate::campaign::resume::reload_corpus;
 use crate::exec::executor::{CompileRunExecutor, ExecutionObservers, ObserverTuple};
 use crate::exec::repeats::{RepeatedTextFilter, REMEMBERED_TEXTS};

@@ -14,8 +14,6 @@ pub mod resume;
 pub mod scratch;
 pub mod summary;
 
-/// The client reports under the name `client.rs` imports them by.
-use client_report as report;
 pub use client_report::ClientReport;
 pub use launcher::run_campaign;
 pub use options::{CampaignOptions, CampaignState, MixedSource, SeedSource};

@@ -111,3 +111,7 @@ impl CampaignOptions {
         SeedStore::open(self.out.join("seeds"))
     }
 }
+
+/// The MCMC tests' state type must stay this one.
+#[cfg(test)]
+const _: fn(crate::mcmc::TestState) -> CampaignState = |state| state;

@@ -1,5 +1,5 @@
 //! [`ValidVariant`]: the part of the corpus feedback that stops an invalid variant (see
-//! [`crate::exec::validity`]) before any other: it is never a chain state nor a corpus entry.
+//! [`crate::exec::gate`]) before any other: it is never a chain state nor a corpus entry.
 //! Invalid variants are counted by the mutator family that proposed them and logged with their
 //! edits, so that the defect or the unseen evaluation order behind them can be found.
 

@@ -3,10 +3,11 @@
 //! first) + w_o·(optimization counters it set first); zero weights are Athena as published.
 //! Every decision is appended to `OUT/mcmc/client-N.csv`.
 
+use crate::mcmc::chains::Acceptance;
 use crate::mcmc::decision_log::fixed;
 use crate::mcmc::{DecisionLog, Guidance, McmcChains, PendingProposal};
 use ccfuzz_mutators::athena::AthenaParams;
-use ccfuzz_mutators::cfg::SeedGraph;
+use ccfuzz_mutators::flow_graph::SeedGraph;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::metropolis::accepts;
 use ccfuzz_mutators::programs::Programs;
@@ -22,16 +23,6 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// An accepted move of a chain: the state it moves to, and that state's energy and distance.
-#[derive(Debug, Serialize, Deserialize)]
-pub(super) struct Acceptance {
-    pub(super) name: String,
-    pub(super) energy: f64,
-    pub(super) distance: f64,
-    /// Proposed from the seed: the chain started again.
-    pub(super) from_seed: bool,
-}
 
 /// The accepted proposal about to enter the corpus, for the scheduler's `on_add`, which moves
 /// the chain there. It carries the input while it is still in memory: the corpus writes a new

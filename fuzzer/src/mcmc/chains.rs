@@ -1,7 +1,6 @@
 //! The chains, one per seed, as state metadata: where each stands, its statistics, which are in
 //! the rotation and which retired, and their saving and restoring across a resumed campaign.
 
-use crate::mcmc::acceptance::Acceptance;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::saved::corpus::VariantCorpus;
 use ccfuzz_mutators::seed::SeedId;
@@ -12,6 +11,16 @@ use libafl_bolts::impl_serdeany;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+
+/// An accepted move of a chain: the state it moves to, and that state's energy and distance.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct Acceptance {
+    pub(super) name: String,
+    pub(super) energy: f64,
+    pub(super) distance: f64,
+    /// Proposed from the seed: the chain started again.
+    pub(super) from_seed: bool,
+}
 
 /// One seed's chain.
 #[derive(Clone, Debug, Serialize, Deserialize)]

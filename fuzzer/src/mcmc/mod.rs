@@ -17,24 +17,34 @@
 //! to `OUT/mcmc/client-N.csv` ([`DecisionLog`], bounded).
 
 pub(crate) mod acceptance;
+mod chain_options;
 mod chains;
 mod corpus_feedback;
 mod decision_log;
 mod mutator;
-mod options;
 mod scheduler;
 
 pub use acceptance::AcceptanceFeedback;
+pub use chain_options::{Family, Guidance, McmcOptions, LONGEST_CHAIN};
 pub use chains::{restore_chains, Chain, ChainsFile, DistanceByLength, McmcChains};
 pub use corpus_feedback::CorpusFeedback;
 pub use decision_log::DecisionLog;
 pub use mutator::{ChainMutator, PendingProposal};
-pub use options::{Family, Guidance, McmcOptions, LONGEST_CHAIN};
 pub use scheduler::McmcScheduler;
 
 /// A campaign's LibAFL state on a fresh corpus in `dir`, without feedback, for the tests.
+/// The campaign's state type (`campaign::options::CampaignState`), spelled out for the tests
+/// so that `mcmc/` does not import `campaign/`.
 #[cfg(test)]
-pub(crate) fn test_state(dir: &std::path::Path) -> crate::campaign::options::CampaignState {
+pub(crate) type TestState = libafl::state::StdState<
+    ccfuzz_mutators::saved::corpus::VariantCorpus,
+    ccfuzz_mutators::input::Variant,
+    libafl_bolts::rands::StdRand,
+    crate::judge::findings::FindingsCorpus,
+>;
+
+#[cfg(test)]
+pub(crate) fn test_state(dir: &std::path::Path) -> TestState {
     use crate::judge::findings::FindingsCorpus;
     use ccfuzz_mutators::saved::corpus::VariantCorpus;
     use libafl::feedbacks::ConstFeedback;

@@ -154,7 +154,7 @@ mod tests {
         state.add_metadata(chains);
         *state.corpus_mut().current_mut() = Some(id);
 
-        let parent_of = |longest, state: &mut crate::campaign::options::CampaignState| {
+        let parent_of = |longest, state: &mut crate::mcmc::TestState| {
             let mut mutator = ChainMutator::new(programs.clone(), vec![Family::Athena], longest);
             // Athena's draw may find no move: it is drawn again.
             let mut input = long.clone();

@@ -261,9 +261,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::campaign::options::CampaignState as TestState;
-    use crate::mcmc::acceptance::Acceptance;
-    use crate::mcmc::test_state;
+    use crate::mcmc::chains::Acceptance;
+    use crate::mcmc::{test_state, TestState};
     use ccfuzz_mutators::edit::Edit;
     use ccfuzz_mutators::input::CHECKPOINT;
     use ccfuzz_mutators::seed::{SeedId, SeedStore};

@@ -2,9 +2,9 @@
 //! reports kept current, until the client stops; then what it holds goes to disk.
 
 use super::{add_seed, now_secs, ClientEvents, ClientExecutor};
+use crate::campaign::client_report::{write_client_report, ClientFigures, CpuSpent};
 use crate::campaign::options::{CampaignOptions, CampaignState};
 use crate::campaign::progress::{report_chains, report_observed};
-use crate::campaign::report::{write_client_report, ClientFigures, CpuSpent};
 use crate::exec::executor::ExecutorTotals;
 use crate::mcmc::{ChainsFile, McmcChains};
 use crate::ops::heap::return_freed_memory;
