@@ -154,7 +154,9 @@ pub fn clang_22() -> PathBuf {
 }
 
 /// Profiles the seeds of `seed_dir` into `out/seeds` and returns the id of the first accepted.
+/// `out` becomes a campaign directory (of this format version) that campaigns and replays take.
 pub fn store_seed(out: &Path, config: &Path, seed_dir: &Path) -> ccfuzz_mutators::seed::SeedId {
+    ccfuzz::ops::format_version::claim(out, "campaign").unwrap();
     let output = ccfuzz()
         .args(["seeds", "--store"])
         .arg(out.join("seeds"))
