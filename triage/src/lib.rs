@@ -17,3 +17,4 @@ pub mod pipeline;
 pub mod reduce;
 pub mod report;
 pub mod verdict;
+pub mod version;

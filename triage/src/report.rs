@@ -7,6 +7,7 @@ use crate::check::{quote, Check, Symptom};
 use crate::finding::FindingKind;
 use crate::newest::family;
 use crate::verdict::{OrangeMinimization, Triaged, Verdict};
+use crate::version::exact_version;
 use anyhow::{Context, Result};
 use ccfuzz_mutators::seed::content_hash;
 use serde::{Deserialize, Serialize};
@@ -14,7 +15,6 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Command;
 
 /// One distinct bug.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -136,7 +136,7 @@ fn write_bug(dir: &Path, bug: &Bug, representative: &Triaged) -> Result<()> {
     compilers.dedup();
     let versions: Vec<String> = compilers
         .iter()
-        .map(|c| format!("- `{c}`: {}", compiler_version(c)))
+        .map(|c| format!("- `{c}`: {}", exact_version(c)))
         .collect();
     let report = format!(
         "# {kind} in `{conf}`\n\n\
@@ -222,21 +222,6 @@ fn upstream_search(bug: &Bug) -> String {
 
 fn first_word(line: &str) -> &str {
     line.split_whitespace().next().unwrap_or("")
-}
-
-/// The compiler's first version line (`--version`, or `-v` for tcc).
-fn compiler_version(compiler: &str) -> String {
-    for flag in ["--version", "-v"] {
-        if let Ok(output) = Command::new(compiler).arg(flag).output() {
-            if output.status.success() {
-                let text = String::from_utf8_lossy(&output.stdout);
-                if let Some(line) = text.lines().next() {
-                    return line.trim().to_string();
-                }
-            }
-        }
-    }
-    "unknown version".into()
 }
 
 /// The one-command reproduction of a bug, showing expected against actual.

@@ -1,6 +1,7 @@
 //! The compilers this machine has, from which `ccfuzz config` builds its default: every
-//! `gcc-N` and `clang-N` on the `PATH` or in a `build/bin` folder made by `make` (clang 22
-//! from the zig wheel), and whether a clang can build binaries with the triage guard's
+//! `gcc-N` and `clang-N` on the `PATH` or in a `build/bin` folder made by `make` (the wrappers
+//! of the Debian unstable root, GCC trunk among them as `gcc-trunk`), the exact package
+//! versions of that root, and whether a clang can build binaries with the triage guard's
 //! sanitizers.
 
 use std::os::unix::fs::PermissionsExt;
@@ -13,9 +14,13 @@ pub const SANITIZER_FLAGS: [&str; 2] = [
     "-fno-sanitize-recover=all",
 ];
 
+/// The version number of a family's development trunk (`gcc-trunk`): newer than any release.
+pub const TRUNK: u32 = u32::MAX;
+
 /// One installed version of a compiler family.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Installed {
+    /// The major version, or [`TRUNK`].
     pub version: u32,
     /// How a configuration names it: `gcc-12` on the `PATH`, an absolute path in a build
     /// folder (`/…/build/bin/clang-22`).
@@ -56,16 +61,19 @@ pub fn versions(family: &str) -> Vec<Installed> {
     found
 }
 
-/// `N` of a program named `{family}-N`.
+/// `N` of a program named `{family}-N`; [`TRUNK`] for `{family}-trunk`.
 fn version_of(family: &str, name: &str) -> Option<u32> {
     let digits = name.strip_prefix(family)?.strip_prefix('-')?;
+    if digits == "trunk" {
+        return Some(TRUNK);
+    }
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     digits.parse().ok()
 }
 
-/// Where `make` puts the compilers it installs outside the system (`build/bin/clang-22`):
+/// Where `make` puts the compilers it installs outside the system (`build/bin/clang-23`):
 /// `build/bin` of the current directory, then that of the workspace the running executable
 /// was built in (`target/{debug,release}/ccfuzz` -> `../../build/bin`). The paths are
 /// absolute: triage runs the compilers from temporary directories.
@@ -82,6 +90,16 @@ pub fn build_bin_dirs() -> Vec<PathBuf> {
         .collect();
     dirs.dedup();
     dirs
+}
+
+/// The exact package versions of the Debian unstable root beside a build folder's `bin`
+/// (`make unstable-root` writes them, one `package<TAB>version` line each), with the root's path.
+pub fn unstable_root_versions() -> Option<(PathBuf, String)> {
+    build_bin_dirs().into_iter().find_map(|dir| {
+        let root = dir.parent()?.join("unstable-root");
+        let text = std::fs::read_to_string(root.join("versions")).ok()?;
+        Some((root, text))
+    })
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -153,6 +171,8 @@ mod tests {
         assert_eq!(version_of("gcc", "gcc-ar-12"), None);
         assert_eq!(version_of("gcc", "gcc-"), None);
         assert_eq!(version_of("gcc", "gcc"), None);
+        assert_eq!(version_of("gcc", "gcc-trunk"), Some(TRUNK));
+        assert_eq!(version_of("gcc", "gcc-12.5"), None);
         assert_eq!(version_of("clang", "clang++-19"), None);
     }
 

@@ -9,6 +9,7 @@ use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::{content_hash, Seed};
 use ccfuzz_observers::{ConfigOutcome, ExecutionObserver, Outcome, RunResult};
 pub use ccfuzz_triage::finding::{Finding, FindingKind};
+use ccfuzz_triage::version::exact_version;
 use libafl::events::EventFirer;
 use libafl::executors::ExitKind;
 use libafl::feedbacks::{Feedback, StateInitializer};
@@ -81,6 +82,7 @@ pub fn finding_for(kind: FindingKind, outcome: &Outcome, seed: &Seed, variant: &
     Finding {
         kind,
         configuration: outcome.config.clone(),
+        compiler_version: Some(exact_version(&argv[0])),
         compiler: argv[0].clone(),
         flags: argv[1..].to_vec(),
         expected: expected_description(seed),
@@ -102,9 +104,10 @@ pub fn repro_script(finding: &Finding, config: &Config, expected_exit: i32) -> S
     let compile_timeout = config.compile_timeout.ceil() as u64;
     let run_timeout = config.run_timeout.ceil() as u64;
     let header = format!(
-        "#!/bin/sh\n# {kind} of `{conf}` on variant.c (a variant of seed.c).\n# Exits 0 when the {kind} reproduces.\ncd \"$(dirname \"$0\")\" || exit 2\ntmp=$(mktemp -d) || exit 2\ntrap 'rm -rf \"$tmp\"' EXIT\n# The compilers' temporary files (a crashing clang's reproducer) go with it.\nexport TMPDIR=\"$tmp\"\n",
+        "#!/bin/sh\n# {kind} of `{conf}` on variant.c (a variant of seed.c).\n# Found with {version}.\n# Exits 0 when the {kind} reproduces.\ncd \"$(dirname \"$0\")\" || exit 2\ntmp=$(mktemp -d) || exit 2\ntrap 'rm -rf \"$tmp\"' EXIT\n# The compilers' temporary files (a crashing clang's reproducer) go with it.\nexport TMPDIR=\"$tmp\"\n",
         kind = finding.kind.as_str(),
         conf = finding.configuration,
+        version = finding.compiler_version.as_deref().unwrap_or("a compiler of unknown version"),
     );
     let body = match finding.kind {
         FindingKind::Mismatch => format!(
