@@ -214,3 +214,49 @@ fn ccfuzz_config_names_gcc_trunk_and_clang_23_with_their_exact_versions() {
         );
     }
 }
+
+#[test]
+fn a_gcc_bug_report_has_the_version_matrix_of_every_installed_gcc() {
+    // `-funsigned-char` changes what plain_char.c prints under every gcc: a "bug" that every
+    // version shows, so not a regression.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["gcc -O0 -funsigned-char"], 60.0);
+    let log = campaign(
+        &out,
+        &config,
+        &["--seeds", seeds("char").to_str().unwrap(), "--iterations", "3"],
+    );
+    assert!(!findings(&out).is_empty(), "{log}");
+    let triage = ccfuzz()
+        .args(["triage", "--reducer", "none", "--config"])
+        .arg(&config)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(triage.status.success(), "{}", text(&triage));
+    let bugs: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("triage/bugs/bugs.json")).unwrap()).unwrap();
+    let name = bugs[0]["name"].as_str().unwrap();
+    let report = std::fs::read_to_string(out.join("triage/bugs").join(name).join("report.md")).unwrap();
+    let matrix = report
+        .split("## Version matrix\n\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .unwrap_or_else(|| panic!("no version matrix:\n{report}"));
+    for line in [
+        "- 12.2.0: fails (`gcc-12 -O0 -funsigned-char`)",
+        "- 12.5.0: fails",
+        "- 16.2.0: fails",
+        " (trunk): fails (`",
+        "Known to work: none",
+        "Regression: no, every installed version fails.",
+    ] {
+        assert!(matrix.contains(line), "{line:?} not in\n{matrix}");
+    }
+    let releases = matrix.lines().filter(|l| l.starts_with("- ")).count();
+    assert!(
+        releases >= 7,
+        "gcc 12.2, 12.5, 13, 14, 15, 16 and trunk expected:\n{matrix}"
+    );
+}

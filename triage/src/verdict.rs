@@ -55,6 +55,10 @@ pub struct Triaged {
     /// The reduced test under the newest installed compilers of its family.
     #[serde(default)]
     pub newest: Vec<StillShows>,
+    /// The reduced test under every installed version of its family, oldest first (gcc and
+    /// clang bugs; see [`crate::matrix`]).
+    #[serde(default)]
+    pub matrix: Vec<StillShows>,
 }
 
 /// What Orange's minimizer made of a finding's program, before text reduction.

@@ -30,35 +30,81 @@ pub struct Installed {
 /// Every installed `{family}-N`, oldest first, one per version: the `PATH`'s before the build
 /// folders' (see [`build_bin_dirs`]).
 pub fn versions(family: &str) -> Vec<Installed> {
+    let mut found: Vec<Installed> = Vec::new();
+    for (name, program) in programs_of(family) {
+        let Some(version) = version_of(family, &name) else {
+            continue;
+        };
+        if !found.iter().any(|f| f.version == version) {
+            found.push(Installed { version, program });
+        }
+    }
+    found.sort_by_key(|f| f.version);
+    found
+}
+
+/// Every installed release of `family` for the version matrix of a bug, oldest first:
+/// `{family}-N`, `{family}-N.M` (the unstable root's gcc-12.5 beside the host's gcc-12, taken
+/// as 12.0) and `{family}-trunk` last, one program per release.
+pub fn matrix_versions(family: &str) -> Vec<String> {
+    let mut found: Vec<((u32, u32), String)> = Vec::new();
+    for (name, program) in programs_of(family) {
+        let Some(release) = release_of(family, &name) else {
+            continue;
+        };
+        if !found.iter().any(|(known, _)| *known == release) {
+            found.push((release, program));
+        }
+    }
+    found.sort();
+    found.into_iter().map(|(_, program)| program).collect()
+}
+
+/// Executables whose names start with `{family}-` as (name, program): on the `PATH` by name,
+/// in the build folders by absolute path; the `PATH`'s first.
+fn programs_of(family: &str) -> Vec<(String, String)> {
     let path_dirs: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|paths| std::env::split_paths(&paths).collect())
         .unwrap_or_default();
-    let mut found: Vec<Installed> = Vec::new();
     let on_path = path_dirs.into_iter().map(|dir| (dir, false));
     let in_build = build_bin_dirs().into_iter().map(|dir| (dir, true));
+    let prefix = format!("{family}-");
+    let mut found = Vec::new();
     for (dir, in_build_folder) in on_path.chain(in_build) {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let Some(version) = version_of(family, &name) else {
-                continue;
-            };
             let path = dir.join(&name);
-            if !is_executable(&path) || found.iter().any(|f| f.version == version) {
+            if !name.starts_with(&prefix) || !is_executable(&path) {
                 continue;
             }
             let program = if in_build_folder {
                 path.display().to_string()
             } else {
-                name
+                name.clone()
             };
-            found.push(Installed { version, program });
+            found.push((name, program));
         }
     }
-    found.sort_by_key(|f| f.version);
     found
+}
+
+/// (N, M) of a program named `{family}-N` (M = 0) or `{family}-N.M`; [`TRUNK`] for
+/// `{family}-trunk`.
+fn release_of(family: &str, name: &str) -> Option<(u32, u32)> {
+    let suffix = name.strip_prefix(family)?.strip_prefix('-')?;
+    if let Some(major) = version_of(family, name) {
+        return Some((major, 0));
+    }
+    let (major, minor) = suffix.split_once('.')?;
+    let number = |digits: &str| {
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| digits.parse().ok())
+            .flatten()
+    };
+    Some((number(major)?, number(minor)?))
 }
 
 /// `N` of a program named `{family}-N`; [`TRUNK`] for `{family}-trunk`.
@@ -173,6 +219,11 @@ mod tests {
         assert_eq!(version_of("gcc", "gcc"), None);
         assert_eq!(version_of("gcc", "gcc-trunk"), Some(TRUNK));
         assert_eq!(version_of("gcc", "gcc-12.5"), None);
+        assert_eq!(release_of("gcc", "gcc-12.5"), Some((12, 5)));
+        assert_eq!(release_of("gcc", "gcc-12"), Some((12, 0)));
+        assert_eq!(release_of("gcc", "gcc-trunk"), Some((TRUNK, 0)));
+        assert_eq!(release_of("gcc", "gcc-ar-12"), None);
+        assert_eq!(release_of("clang", "clang-cpp-14"), None);
         assert_eq!(version_of("clang", "clang++-19"), None);
     }
 
@@ -184,5 +235,28 @@ mod tests {
             gccs.windows(2).all(|pair| pair[0].version < pair[1].version),
             "{gccs:?}"
         );
+    }
+
+    #[test]
+    fn the_matrix_lists_releases_oldest_first() {
+        // A unit test sees the `PATH`'s compilers only: no build folder beside its executable.
+        let gccs = matrix_versions("gcc");
+        let at = |name: &str| {
+            gccs.iter()
+                .position(|p| p == name)
+                .unwrap_or_else(|| panic!("{name} not in {gccs:?}"))
+        };
+        assert!(at("gcc-11") < at("gcc-12"), "{gccs:?}");
+        let clangs = matrix_versions("clang");
+        assert!(clangs.windows(2).all(|pair| pair[0] != pair[1]), "{clangs:?}");
+        assert!(
+            at_least_ordered(&clangs, &["clang-13", "clang-14", "clang-19"]),
+            "{clangs:?}"
+        );
+    }
+
+    fn at_least_ordered(programs: &[String], names: &[&str]) -> bool {
+        let positions: Vec<Option<usize>> = names.iter().map(|n| programs.iter().position(|p| p == n)).collect();
+        positions.iter().all(Option::is_some) && positions.windows(2).all(|pair| pair[0] < pair[1])
     }
 }
