@@ -1,8 +1,9 @@
 # ccfuzz: `make fuzz` starts a campaign on all cores, `make test` runs every test.
-# Both install what is missing first: Debian packages, and clang 22 from a PyPI wheel.
+# Both install what is missing first: Debian packages, and a Debian unstable root with GCC
+# trunk and today's gcc and clang releases, run through wrappers in $(BUILD)/bin.
 
 DEBIAN_PACKAGES := gcc gcc-11 gcc-12 clang clang-13 clang-14 clang-19 csmith libcsmith-dev tcc pcc cvise creduce afl++ \
-	dpkg-dev fonts-dejavu-core libclang-rt-14-dev libclang-rt-19-dev python3-pip unzip
+	dpkg-dev fonts-dejavu-core libclang-rt-14-dev libclang-rt-19-dev mmdebstrap bubblewrap
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 OUT ?= out
 CORES ?= all
@@ -12,9 +13,9 @@ BUILD ?= build
 TCC_SRC := $(BUILD)/tcc-src
 TRIPLET = $(shell gcc -print-multiarch)
 
-.PHONY: deps debian-packages clang-22 deb-src release fuzz test lint bench clean instrumented-tcc
+.PHONY: deps debian-packages unstable-root unstable-compilers refresh-unstable deb-src release fuzz test lint bench clean instrumented-tcc
 
-deps: debian-packages clang-22
+deps: debian-packages unstable-compilers
 
 debian-packages:
 	@missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || printf '%s ' $$p; done); \
@@ -24,46 +25,57 @@ debian-packages:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
 	fi
 
-# clang 22.1.8, the newest clang this machine can install: Debian stops at clang-19, and zig's
-# PyPI wheel bundles clang 22 (`zig clang` is its plain clang driver; `zig cc` is not, it
-# caches every compilation and adds UBSan). The wheel is pinned by version and sha256, fetched
-# with pip without installing anything, checked, and unpacked next to the build: nothing is
-# taken as done until the unpacked tree is moved into place whole.
-ZIG_VERSION := 0.17.1
-ZIG_WHEEL := ziglang-$(ZIG_VERSION)-py3-none-manylinux_2_12_x86_64.manylinux2010_x86_64.musllinux_1_1_x86_64.whl
-ZIG_WHEEL_SHA256 := ea6cc5d87b033cf0aedfbc8f9549a908cae6c50ac31f1698188fa48a74524b54
-ZIG_DIR := $(BUILD)/zig-$(ZIG_VERSION)
+# Debian unstable (sid) carries GCC trunk (gcc-snapshot), today's gcc and clang releases and the
+# older ones the version matrix asks for; bookworm stops at gcc-12.2 and clang-19. They go into a
+# root of their own under the build folder, built under a temporary name and moved into place
+# whole: once it is there nothing fetches it again (`make refresh-unstable` builds a new one and
+# swaps it in). sid's Release file is often past its Valid-Until date, hence the apt option.
+# `versions` in the root lists the exact package versions installed.
+UNSTABLE_ROOT := $(abspath $(BUILD))/unstable-root
+UNSTABLE_MIRROR ?= http://deb.debian.org/debian
+UNSTABLE_PACKAGES := libc6-dev gcc-snapshot gcc-16 gcc-15 gcc-14 gcc-13 gcc-12 \
+	clang-23 libclang-rt-23-dev clang-22 libclang-rt-22-dev clang-21
+# mmdebstrap runs as root (with sudo otherwise): the root's files are root's.
+BUILD_UNSTABLE_ROOT = $(SUDO) rm -rf $(UNSTABLE_ROOT).partial && mkdir -p $(BUILD) && \
+	$(SUDO) mmdebstrap --quiet --variant=apt --aptopt='Acquire::Check-Valid-Until "false"' \
+		--include=$(subst $(space),$(comma),$(strip $(UNSTABLE_PACKAGES))) \
+		--customize-hook='mkdir -p "$$1/usr/include/csmith"' \
+		--customize-hook='dpkg-query --admindir="$$1/var/lib/dpkg" -W -f="\$${Package}\t\$${Version}\n" \
+			$(UNSTABLE_PACKAGES) libc6 > "$$1/versions"' \
+		sid $(UNSTABLE_ROOT).partial $(UNSTABLE_MIRROR)
+space := $(subst ,, )
+comma := ,
 
-$(ZIG_DIR)/ziglang/zig: | debian-packages
-	rm -rf $(ZIG_DIR) $(ZIG_DIR).partial && mkdir -p $(ZIG_DIR).partial
-	@for dir in $(ZIG_DIR).partial "$${TMPDIR:-/tmp}"; do \
-		free=$$(df -Pk "$$dir" | awk 'NR == 2 { print int($$4 / 1024) }'); \
-		[ "$$free" -ge 1024 ] || { echo "make: $$dir has $$free MB free; clang 22's wheel needs 1 GB to download and unpack" >&2; exit 1; }; \
-	done
-	python3 -m pip download --quiet --no-deps --no-cache-dir --only-binary=:all: \
-		--dest $(ZIG_DIR).partial ziglang==$(ZIG_VERSION)
-	echo "$(ZIG_WHEEL_SHA256)  $(ZIG_DIR).partial/$(ZIG_WHEEL)" | sha256sum --check --quiet -
-	unzip -q $(ZIG_DIR).partial/$(ZIG_WHEEL) 'ziglang/*' -d $(ZIG_DIR).partial/wheel
-	mv $(ZIG_DIR).partial/wheel $(ZIG_DIR) && rm -rf $(ZIG_DIR).partial
+$(UNSTABLE_ROOT)/versions: | debian-packages
+	$(BUILD_UNSTABLE_ROOT)
+	mv $(UNSTABLE_ROOT).partial $(UNSTABLE_ROOT)
 
-# The wrapper gives zig's clang Debian's glibc target and a resource directory made of clang
-# 22's own headers and clang-19's sanitizer runtime (the wheel has no compiled compiler-rt;
-# libclang-rt-19-dev provides it). It writes nothing outside its output and $TMPDIR.
-$(BUILD)/bin/clang-22: $(ZIG_DIR)/ziglang/zig Makefile | debian-packages
-	rm -rf $(BUILD)/clang-22-resource && mkdir -p $(BUILD)/clang-22-resource $(@D)
-	ln -s ../zig-$(ZIG_VERSION)/ziglang/lib/include $(BUILD)/clang-22-resource/include
-	ln -s "$$(clang-19 -print-resource-dir)/lib" $(BUILD)/clang-22-resource/lib
-	ln -s "$$(clang-19 -print-resource-dir)/share" $(BUILD)/clang-22-resource/share
+unstable-root: $(UNSTABLE_ROOT)/versions
+
+refresh-unstable: | debian-packages
+	$(BUILD_UNSTABLE_ROOT)
+	$(SUDO) rm -rf $(UNSTABLE_ROOT).old
+	if [ -d $(UNSTABLE_ROOT) ]; then mv $(UNSTABLE_ROOT) $(UNSTABLE_ROOT).old; fi
+	mv $(UNSTABLE_ROOT).partial $(UNSTABLE_ROOT) && $(SUDO) rm -rf $(UNSTABLE_ROOT).old
+
+# One wrapper per compiler of the root, in $(BUILD)/bin, for configurations to name. GCC trunk is
+# gcc-snapshot; sid's gcc-12 (12.5) is gcc-12.5, apart from the host's gcc-12 (12.2).
+UNSTABLE_COMPILERS := gcc-trunk=/usr/lib/gcc-snapshot/bin/gcc gcc-16=/usr/bin/gcc-16 \
+	gcc-15=/usr/bin/gcc-15 gcc-14=/usr/bin/gcc-14 gcc-13=/usr/bin/gcc-13 gcc-12.5=/usr/bin/gcc-12 \
+	clang-23=/usr/bin/clang-23 clang-22=/usr/bin/clang-22 clang-21=/usr/bin/clang-21
+UNSTABLE_WRAPPERS := $(foreach c,$(UNSTABLE_COMPILERS),$(BUILD)/bin/$(firstword $(subst =, ,$(c))))
+
+$(UNSTABLE_WRAPPERS): $(BUILD)/bin/%: $(UNSTABLE_ROOT)/versions scripts/unstable-root-exec.sh Makefile
+	mkdir -p $(@D)
 	printf '%s\n' '#!/bin/sh' \
-		'# clang 22.1.8 of the PyPI wheel ziglang==$(ZIG_VERSION), made by `make clang-22`.' \
-		'here=$$(dirname "$$(readlink -f "$$0")")' \
-		'exec "$$here/../zig-$(ZIG_VERSION)/ziglang/zig" clang -target x86_64-linux-gnu -resource-dir "$$here/../clang-22-resource" "$$@"' \
+		'# $* of the Debian unstable root, made by `make unstable-compilers`.' \
+		'exec "$(CURDIR)/scripts/unstable-root-exec.sh" "$(UNSTABLE_ROOT)" $(patsubst $*=%,%,$(filter $*=%,$(UNSTABLE_COMPILERS))) "$$@"' \
 		> $@.partial
 	chmod +x $@.partial
-	$@.partial --version | grep -q '^clang version 22\.'
+	$@.partial --version > /dev/null
 	mv $@.partial $@
 
-clang-22: $(BUILD)/bin/clang-22
+unstable-compilers: $(UNSTABLE_WRAPPERS)
 
 release: deps
 	cargo build --release --bin ccfuzz
@@ -150,4 +162,4 @@ bench: release
 
 clean:
 	cargo clean
-	rm -rf $(BUILD)
+	$(SUDO) rm -rf $(BUILD)

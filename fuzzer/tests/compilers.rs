@@ -1,8 +1,8 @@
-//! Today's compilers as `make deps` installs them: clang 22.1.8 (the zig wheel's clang behind
-//! `build/bin/clang-22`) and Debian's clang-19 compile and run programs, clang 22 leaves no
-//! cache behind and builds sanitized binaries, and the default configuration tests the
-//! newest gcc and clang (older versions only with `--all-versions`).
-
+//! Today's compilers as `make deps` installs them: clang 22.1.8 and clang 23 of the Debian
+//! unstable root (behind `build/bin/clang-22` and `clang-23`) and Debian's clang-19 compile and
+//! run programs, the sandboxed clang leaves nothing behind and builds sanitized binaries, and
+//! the default configuration tests GCC trunk and clang-23 (older versions only with
+//! `--all-versions`).
 mod common;
 
 use ccfuzz::config::Config;
@@ -92,7 +92,8 @@ fn clang_22_and_clang_19_compile_and_run_a_program() {
 
 #[test]
 fn clang_22_writes_nothing_outside_its_output_and_temporary_files() {
-    // `zig cc` would fill ~/.cache/zig; `zig clang`, which the wrapper runs, must not.
+    // The sandbox binds the working directory, TMPDIR and /tmp writable: clang must leave
+    // nothing there but its output, and nothing in HOME.
     let dir = tempfile::tempdir().unwrap();
     let (home, tmp, work) = (dir.path().join("home"), dir.path().join("tmp"), dir.path().join("work"));
     for d in [&home, &tmp, &work] {
@@ -163,7 +164,7 @@ fn sanitizer_verdicts(compiler: &Path, flags: &[&str], cases: &[(&str, &str)]) {
 }
 
 #[test]
-fn clang_22_builds_sanitized_binaries_with_clang_19s_runtime() {
+fn clang_22_clang_23_and_clang_19_build_sanitized_binaries() {
     let guard = [
         "-O0",
         "-g",
@@ -178,7 +179,8 @@ fn clang_22_builds_sanitized_binaries_with_clang_19s_runtime() {
     ];
     let memory = ["-O1", "-g", "-fsanitize=memory", "-fno-sanitize-recover=all"];
     let memory_cases = [("0", ""), ("4", "MemorySanitizer: use-of-uninitialized-value")];
-    for compiler in [clang_22(), PathBuf::from("clang-19")] {
+    let clang_23 = clang_22().with_file_name("clang-23");
+    for compiler in [clang_22(), clang_23, PathBuf::from("clang-19")] {
         sanitizer_verdicts(&compiler, &guard, &guard_cases);
         sanitizer_verdicts(&compiler, &memory, &memory_cases);
     }
@@ -197,8 +199,8 @@ fn programs<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<String> {
     programs
 }
 
-/// `ccfuzz config` run from a directory without a build folder: clang 22 is found next to
-/// the executable.
+/// `ccfuzz config` run from a directory without a build folder: the unstable root's wrappers
+/// are found next to the executable.
 fn default_config(extra: &[&str]) -> Config {
     let dir = tempfile::tempdir().unwrap();
     let output = ccfuzz()
@@ -214,24 +216,27 @@ fn default_config(extra: &[&str]) -> Config {
 }
 
 #[test]
-fn the_default_configuration_tests_the_newest_gcc_and_clang_and_tcc_and_pcc() {
+fn the_default_configuration_tests_gcc_trunk_and_clang_23_and_tcc_and_pcc() {
     let config = default_config(&[]);
     let tested: Vec<&str> = config.configurations.iter().map(|c| c.name()).collect();
     assert_eq!(
         programs(tested.iter().copied()),
-        ["gcc-12", "clang-22", "tcc", "pcc"],
+        ["gcc-trunk", "clang-23", "tcc", "pcc"],
         "{tested:?}"
     );
-    for level in ["-O0", "-O1", "-Os", "-O2", "-O3"] {
-        assert!(tested.contains(&format!("gcc-12 {level}").as_str()), "{tested:?}");
-        let clang_22 = format!("{} {level}", clang_22().display());
-        assert!(tested.contains(&clang_22.as_str()), "{clang_22} not in {tested:?}");
+    let bin = clang_22().with_file_name("");
+    for level in ["-O1", "-Os", "-O2", "-O3", "-O3 -march=native"] {
+        for compiler in ["gcc-trunk", "clang-23"] {
+            let line = format!("{} {level}", bin.join(compiler).display());
+            assert!(tested.contains(&line.as_str()), "{line} not in {tested:?}");
+        }
     }
     assert_eq!(config.reference.name(), "gcc -O0");
     let vetting: Vec<&str> = config.ub_check.iter().map(|c| c.name()).collect();
+    let clang_22 = format!("{} -O0", clang_22().display());
     assert_eq!(
         vetting,
-        ["clang-19 -O0"],
+        [clang_22.as_str()],
         "the newest clang with a sanitizer runtime, not under test"
     );
 
@@ -239,9 +244,25 @@ fn the_default_configuration_tests_the_newest_gcc_and_clang_and_tcc_and_pcc() {
     let every: Vec<&str> = all.configurations.iter().map(|c| c.name()).collect();
     assert_eq!(
         programs(every.iter().copied()),
-        ["gcc-11", "gcc-12", "clang-13", "clang-14", "clang-19", "clang-22", "tcc", "pcc"],
+        [
+            "gcc-11",
+            "gcc-12",
+            "gcc-13",
+            "gcc-14",
+            "gcc-15",
+            "gcc-16",
+            "gcc-trunk",
+            "clang-13",
+            "clang-14",
+            "clang-19",
+            "clang-21",
+            "clang-22",
+            "clang-23",
+            "tcc",
+            "pcc"
+        ],
         "{every:?}"
     );
-    assert_eq!(every.len(), 6 * 5 + 2);
+    assert_eq!(every.len(), 13 * 5 + 2);
     assert_eq!(all.ub_check, config.ub_check);
 }

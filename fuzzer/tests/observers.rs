@@ -213,11 +213,24 @@ fn clang_remarks_are_counters_stable_across_compilations() {
 #[test]
 #[ignore = "runs compiler campaigns: make test"]
 fn clang_22_remarks_are_counters_stable_across_compilations() {
-    // The zig wheel's LLVM has no statistics either (`-mllvm -stats` prints nothing).
+    // Debian unstable's LLVM has no statistics either ("Statistics are disabled").
     let clang_22 = clang_22().display().to_string();
     let source = CounterSource::for_llvm(&clang_22);
     assert_eq!(source, CounterSource::LlvmRemarks);
     assert_stable_counters(&clang_22, source, 8);
+}
+
+#[test]
+#[ignore = "runs compiler campaigns: make test"]
+fn gcc_trunk_statistics_and_clang_23_remarks_are_counters_stable_across_compilations() {
+    // The unstable root's wrappers bind the dump's directory, wherever the campaign puts it.
+    let bin = clang_22().with_file_name("");
+    let gcc_trunk = bin.join("gcc-trunk").display().to_string();
+    assert_stable_counters(&gcc_trunk, CounterSource::GccStatistics, 50);
+    let clang_23 = bin.join("clang-23").display().to_string();
+    let source = CounterSource::for_llvm(&clang_23);
+    assert_eq!(source, CounterSource::LlvmRemarks);
+    assert_stable_counters(&clang_23, source, 8);
 }
 
 #[test]

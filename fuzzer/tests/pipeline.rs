@@ -26,6 +26,10 @@ fn implementation_defined_char_signedness_is_an_output_mismatch() {
     assert_eq!(finding["kind"], "mismatch");
     assert_eq!(finding["configuration"], "gcc -O0 -funsigned-char");
     assert_eq!(finding["compiler"], "gcc");
+    let version = finding["compiler_version"].as_str().unwrap();
+    assert!(version.starts_with("gcc (Debian 12."), "{finding}");
+    let repro = std::fs::read_to_string(found[0].join("repro.sh")).unwrap();
+    assert!(repro.contains(&format!("# Found with {version}.")), "{repro}");
     assert!(finding["expected"].as_str().unwrap().contains("\"10 0\""), "{finding}");
     assert!(finding["actual"].as_str().unwrap().contains("\"20 0\""), "{finding}");
     for file in ["variant.c", "seed.c", "expected.out", "repro.sh"] {

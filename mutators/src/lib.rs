@@ -6,6 +6,7 @@
 //! [`orion::OrionMutator`] are LibAFL `Mutator`s over variants.
 
 pub mod athena;
+pub mod compiler_version;
 pub mod ctype;
 pub mod edit;
 pub mod flow_graph;

@@ -88,6 +88,7 @@ mod tests {
             seconds: 1.0,
             orange: None,
             newest: Vec::new(),
+            matrix: Vec::new(),
         }
     }
 

@@ -33,6 +33,9 @@ pub struct Finding {
     /// The configuration as written in the campaign configuration.
     pub configuration: String,
     pub compiler: String,
+    /// The compiler's exact version when the finding was saved (see [`crate::version`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiler_version: Option<String>,
     pub flags: Vec<String>,
     pub expected: String,
     pub actual: String,

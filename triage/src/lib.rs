@@ -5,13 +5,15 @@
 //! with one fingerprint are merged into one bug, and each bug gets a report directory. Findings
 //! are bucketed first, so that one representative per bucket is reduced and the others are
 //! absorbed when their cheap fingerprint matches. A reduced bug is tried again with the newest
-//! installed compilers of its family.
+//! installed compilers of its family, and a gcc or clang bug under every installed version of its
+//! family (the version matrix).
 
 pub mod bucket;
 pub mod check;
 pub mod ddmin;
 pub mod finding;
 pub mod fingerprint;
+pub mod matrix;
 pub mod newest;
 pub mod pipeline;
 pub mod reduce;

@@ -17,9 +17,10 @@ pub struct StillShows {
 }
 
 /// A compiler's family: its file name without directories and version (`/x/clang-22` and
-/// `clang-19` are `clang`, `gcc-12` is `gcc`).
+/// `clang-19` are `clang`, `gcc-12`, `gcc-12.5` and `gcc-trunk` are `gcc`).
 pub fn family(program: &str) -> &str {
     let name = program.rsplit('/').next().unwrap_or(program);
+    let name = name.strip_suffix("-trunk").unwrap_or(name);
     name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-')
 }
 
@@ -64,6 +65,8 @@ mod tests {
         assert_eq!(family("clang-19"), "clang");
         assert_eq!(family("clang"), "clang");
         assert_eq!(family("gcc-12"), "gcc");
+        assert_eq!(family("/x/build/bin/gcc-trunk"), "gcc");
+        assert_eq!(family("/x/build/bin/gcc-12.5"), "gcc");
         assert_eq!(family("/opt/tinycc/tcc"), "tcc");
         assert_eq!(family("pcc"), "pcc");
     }

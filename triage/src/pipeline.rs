@@ -9,6 +9,7 @@ use crate::check::{passes_arguments_by_prototype, run_script, Check, Guard, Misb
 use crate::ddmin::ddmin;
 use crate::finding::{saved_findings, FindingKind, SavedFinding};
 use crate::fingerprint::{crash_markers, crash_signal, fingerprint};
+use crate::matrix::version_matrix;
 use crate::newest::still_shows;
 use crate::reduce::{line_count, reduce};
 use crate::report::{write_reports, Bug};
@@ -35,6 +36,9 @@ pub struct Options {
     /// The newest installed compilers (program names or paths), each tried on a reduced bug of
     /// its family.
     pub newest: Vec<String>,
+    /// Every installed version of gcc and of clang, oldest first within a family: a reduced gcc
+    /// or clang bug runs under each of its family's (the version matrix).
+    pub matrix: Vec<String>,
 }
 
 /// The interestingness check of a finding.
@@ -101,6 +105,7 @@ pub fn triage_finding(
         seconds: 0.0,
         orange: None,
         newest: Vec::new(),
+        matrix: Vec::new(),
     };
     // The first run includes the guard; the re-runs only ask whether the symptom shows.
     let first_run = work.join("first-run");
@@ -213,6 +218,7 @@ pub fn triage_finding(
     let _ = fs::remove_file(interrupted_path(work));
     result.fingerprint = Some(fingerprint(&check, &script, &reduced, work)?);
     result.newest = still_shows(&check, &reduced, &options.newest, work)?;
+    result.matrix = version_matrix(&check, &reduced, &options.matrix, work)?;
     result.test = reduced;
     result.seconds = started.elapsed().as_secs_f64();
     Ok(result)
@@ -436,6 +442,7 @@ fn absorb_or_triage(
         seconds: started.elapsed().as_secs_f64(),
         orange: None,
         newest: Vec::new(),
+        matrix: Vec::new(),
     })
 }
 

@@ -5,16 +5,17 @@
 
 use crate::check::{quote, Check, Symptom};
 use crate::finding::FindingKind;
+use crate::matrix::{describe, release};
 use crate::newest::family;
 use crate::verdict::{OrangeMinimization, Triaged, Verdict};
 use anyhow::{Context, Result};
+use ccfuzz_mutators::compiler_version::exact_version;
 use ccfuzz_mutators::seed::content_hash;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Command;
 
 /// One distinct bug.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -136,7 +137,7 @@ fn write_bug(dir: &Path, bug: &Bug, representative: &Triaged) -> Result<()> {
     compilers.dedup();
     let versions: Vec<String> = compilers
         .iter()
-        .map(|c| format!("- `{c}`: {}", compiler_version(c)))
+        .map(|c| format!("- `{c}`: {}", exact_version(c)))
         .collect();
     let report = format!(
         "# {kind} in `{conf}`\n\n\
@@ -149,7 +150,7 @@ fn write_bug(dir: &Path, bug: &Bug, representative: &Triaged) -> Result<()> {
          reduction kept true: the symptom plus the UB guard (gcc and clang UB warnings as errors,\n\
          gcc UBSan+ASan at -O0, agreement of {agree}).\n\n\
          ## Compilers\n\n{versions}\n\n## Flags\n\n`{conf}` (with `-w test.c -o BINARY -lm` appended)\n\n\
-         ## Still a bug?\n\n{newest}\n\n## Known upstream?\n\n{upstream}\n\n## Findings\n\n{findings}\n",
+         ## Still a bug?\n\n{newest}\n\n## Version matrix\n\n{matrix}{pass}\n\n## Known upstream?\n\n{upstream}\n\n## Findings\n\n{findings}\n",
         kind = bug.kind.as_str(),
         conf = bug.configuration,
         fingerprint = bug.fingerprint,
@@ -171,6 +172,8 @@ fn write_bug(dir: &Path, bug: &Bug, representative: &Triaged) -> Result<()> {
             .join(", "),
         versions = versions.join("\n"),
         newest = still_a_bug(representative),
+        matrix = version_matrix(representative),
+        pass = pass_line(&bug.fingerprint),
         upstream = upstream_search(bug),
         findings = bug.findings.iter().map(|f| format!("- {f}")).collect::<Vec<_>>().join("\n"),
     );
@@ -193,6 +196,28 @@ fn still_a_bug(representative: &Triaged) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The report's version matrix: the reduced test under every installed version of the family.
+fn version_matrix(representative: &Triaged) -> String {
+    let releases: Vec<String> = representative
+        .matrix
+        .iter()
+        .map(|entry| release(&exact_version(first_word(&entry.configuration))))
+        .collect();
+    describe(&representative.matrix, &releases)
+}
+
+/// The optimization the fingerprint blames, and how it was found: clang's
+/// `-mllvm -opt-bisect-limit`, or gcc's enabled optimizations turned off (`-fno-…`) from the end.
+fn pass_line(fingerprint: &str) -> String {
+    if let Some((_, pass)) = fingerprint.rsplit_once("clang pass ") {
+        format!("\n\nPass: `{pass}` (the last pass `-mllvm -opt-bisect-limit=N` lets run when the bug shows).")
+    } else if let Some((_, flag)) = fingerprint.rsplit_once("gcc -f") {
+        format!("\n\nPass: the one `-f{flag}` enables (`-fno-{flag}` hides the bug, with every later optimization turned off).")
+    } else {
+        String::new()
+    }
 }
 
 /// Where to look for the bug upstream, and with which words: ccfuzz has no network to search.
@@ -222,21 +247,6 @@ fn upstream_search(bug: &Bug) -> String {
 
 fn first_word(line: &str) -> &str {
     line.split_whitespace().next().unwrap_or("")
-}
-
-/// The compiler's first version line (`--version`, or `-v` for tcc).
-fn compiler_version(compiler: &str) -> String {
-    for flag in ["--version", "-v"] {
-        if let Ok(output) = Command::new(compiler).arg(flag).output() {
-            if output.status.success() {
-                let text = String::from_utf8_lossy(&output.stdout);
-                if let Some(line) = text.lines().next() {
-                    return line.trim().to_string();
-                }
-            }
-        }
-    }
-    "unknown version".into()
 }
 
 /// The one-command reproduction of a bug, showing expected against actual.
@@ -332,7 +342,15 @@ mod tests {
             seconds: 1.0,
             orange: None,
             newest: Vec::new(),
+            matrix: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_pass_line_names_how_the_pass_was_found() {
+        assert!(pass_line("wrong output: clang pass LoopVectorizePass").contains("`LoopVectorizePass`"));
+        assert!(pass_line("wrong output: gcc -ftree-vrp").contains("`-fno-tree-vrp` hides the bug"));
+        assert_eq!(pass_line("crash: internal compiler error"), "");
     }
 
     #[test]
@@ -359,6 +377,10 @@ mod tests {
         let report = fs::read_to_string(bug_dir.join("report.md")).unwrap();
         assert!(report.contains("raw findings absorbed: 2"), "{report}");
         assert!(report.contains("tcc version"), "{report}");
+        assert!(
+            report.contains("## Version matrix\n\nNot run: only gcc and clang bugs"),
+            "{report}"
+        );
         let table = table(&bugs);
         assert!(table.lines().nth(1).unwrap().trim_start().starts_with("2 "), "{table}");
     }

@@ -51,6 +51,10 @@ pub struct Triaged {
     pub orange: Option<OrangeMinimization>,
     /// The reduced test under the newest installed compilers of its family.
     pub newest: Vec<StillShows>,
+    /// The reduced test under every installed version of its family, oldest first (gcc and
+    /// clang bugs; see [`crate::matrix`]).
+    #[serde(default)]
+    pub matrix: Vec<StillShows>,
 }
 
 /// What Orange's minimizer made of a finding's program, before text reduction.

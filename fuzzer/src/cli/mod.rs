@@ -67,7 +67,8 @@ impl Command {
             }
             Command::Triage(args) => args.run(),
             Command::Config(args) => {
-                print!("{}", Config::detect(args.all_versions).to_toml());
+                let config = Config::detect(args.all_versions);
+                print!("{}{}", config.versions_comment(), config.to_toml());
                 Ok(())
             }
             Command::Generate { generator } => generator.run(),

@@ -2,7 +2,7 @@
 //! does the work), summarized and printed as a table sorted by findings per bug.
 
 use crate::cli::load_config;
-use crate::config::installed::{versions, which};
+use crate::config::installed::{matrix_versions, versions, which};
 use crate::config::Config;
 use anyhow::{bail, Context, Result};
 use ccfuzz_triage::check::Guard;
@@ -129,6 +129,7 @@ pub fn run_triage(
         jobs,
         runs: runs.max(1),
         newest: newest_compilers(),
+        matrix: ["gcc", "clang"].into_iter().flat_map(matrix_versions).collect(),
     };
     // A watching triage prints its summary when it changed, not every round: the log stays small.
     let mut last_summary = String::new();

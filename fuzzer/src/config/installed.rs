@@ -1,6 +1,7 @@
 //! The compilers this machine has, from which `ccfuzz config` builds its default: every
-//! `gcc-N` and `clang-N` on the `PATH` or in a `build/bin` folder made by `make` (clang 22
-//! from the zig wheel), and whether a clang can build binaries with the triage guard's
+//! `gcc-N` and `clang-N` on the `PATH` or in a `build/bin` folder made by `make` (the wrappers
+//! of the Debian unstable root, GCC trunk among them as `gcc-trunk`), the exact package
+//! versions of that root, and whether a clang can build binaries with the triage guard's
 //! sanitizers.
 
 use std::os::unix::fs::PermissionsExt;
@@ -13,9 +14,13 @@ pub const SANITIZER_FLAGS: [&str; 2] = [
     "-fno-sanitize-recover=all",
 ];
 
+/// The version number of a family's development trunk (`gcc-trunk`): newer than any release.
+pub const TRUNK: u32 = u32::MAX;
+
 /// One installed version of a compiler family.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Installed {
+    /// The major version, or [`TRUNK`].
     pub version: u32,
     /// How a configuration names it: `gcc-12` on the `PATH`, an absolute path in a build
     /// folder (`/…/build/bin/clang-22`).
@@ -25,30 +30,12 @@ pub struct Installed {
 /// Every installed `{family}-N`, oldest first, one per version: the `PATH`'s before the build
 /// folders' (see [`build_bin_dirs`]).
 pub fn versions(family: &str) -> Vec<Installed> {
-    let path_dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).collect())
-        .unwrap_or_default();
     let mut found: Vec<Installed> = Vec::new();
-    let on_path = path_dirs.into_iter().map(|dir| (dir, false));
-    let in_build = build_bin_dirs().into_iter().map(|dir| (dir, true));
-    for (dir, in_build_folder) in on_path.chain(in_build) {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+    for (name, program) in programs_of(family) {
+        let Some(version) = version_of(family, &name) else {
             continue;
         };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Some(version) = version_of(family, &name) else {
-                continue;
-            };
-            let path = dir.join(&name);
-            if !is_executable(&path) || found.iter().any(|f| f.version == version) {
-                continue;
-            }
-            let program = if in_build_folder {
-                path.display().to_string()
-            } else {
-                name
-            };
+        if !found.iter().any(|f| f.version == version) {
             found.push(Installed { version, program });
         }
     }
@@ -56,16 +43,83 @@ pub fn versions(family: &str) -> Vec<Installed> {
     found
 }
 
-/// `N` of a program named `{family}-N`.
+/// Every installed release of `family` for the version matrix of a bug, oldest first:
+/// `{family}-N`, `{family}-N.M` (the unstable root's gcc-12.5 beside the host's gcc-12, taken
+/// as 12.0) and `{family}-trunk` last, one program per release.
+pub fn matrix_versions(family: &str) -> Vec<String> {
+    let mut found: Vec<((u32, u32), String)> = Vec::new();
+    for (name, program) in programs_of(family) {
+        let Some(release) = release_of(family, &name) else {
+            continue;
+        };
+        if !found.iter().any(|(known, _)| *known == release) {
+            found.push((release, program));
+        }
+    }
+    found.sort();
+    found.into_iter().map(|(_, program)| program).collect()
+}
+
+/// Executables whose names start with `{family}-` as (name, program): on the `PATH` by name,
+/// in the build folders by absolute path; the `PATH`'s first.
+fn programs_of(family: &str) -> Vec<(String, String)> {
+    let path_dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).collect())
+        .unwrap_or_default();
+    let on_path = path_dirs.into_iter().map(|dir| (dir, false));
+    let in_build = build_bin_dirs().into_iter().map(|dir| (dir, true));
+    let prefix = format!("{family}-");
+    let mut found = Vec::new();
+    for (dir, in_build_folder) in on_path.chain(in_build) {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = dir.join(&name);
+            if !name.starts_with(&prefix) || !is_executable(&path) {
+                continue;
+            }
+            let program = if in_build_folder {
+                path.display().to_string()
+            } else {
+                name.clone()
+            };
+            found.push((name, program));
+        }
+    }
+    found
+}
+
+/// (N, M) of a program named `{family}-N` (M = 0) or `{family}-N.M`; [`TRUNK`] for
+/// `{family}-trunk`.
+fn release_of(family: &str, name: &str) -> Option<(u32, u32)> {
+    let suffix = name.strip_prefix(family)?.strip_prefix('-')?;
+    if let Some(major) = version_of(family, name) {
+        return Some((major, 0));
+    }
+    let (major, minor) = suffix.split_once('.')?;
+    let number = |digits: &str| {
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| digits.parse().ok())
+            .flatten()
+    };
+    Some((number(major)?, number(minor)?))
+}
+
+/// `N` of a program named `{family}-N`; [`TRUNK`] for `{family}-trunk`.
 fn version_of(family: &str, name: &str) -> Option<u32> {
     let digits = name.strip_prefix(family)?.strip_prefix('-')?;
+    if digits == "trunk" {
+        return Some(TRUNK);
+    }
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     digits.parse().ok()
 }
 
-/// Where `make` puts the compilers it installs outside the system (`build/bin/clang-22`):
+/// Where `make` puts the compilers it installs outside the system (`build/bin/clang-23`):
 /// `build/bin` of the current directory, then that of the workspace the running executable
 /// was built in (`target/{debug,release}/ccfuzz` -> `../../build/bin`). The paths are
 /// absolute: triage runs the compilers from temporary directories.
@@ -82,6 +136,16 @@ pub fn build_bin_dirs() -> Vec<PathBuf> {
         .collect();
     dirs.dedup();
     dirs
+}
+
+/// The exact package versions of the Debian unstable root beside a build folder's `bin`
+/// (`make unstable-root` writes them, one `package<TAB>version` line each), with the root's path.
+pub fn unstable_root_versions() -> Option<(PathBuf, String)> {
+    build_bin_dirs().into_iter().find_map(|dir| {
+        let root = dir.parent()?.join("unstable-root");
+        let text = std::fs::read_to_string(root.join("versions")).ok()?;
+        Some((root, text))
+    })
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -153,6 +217,13 @@ mod tests {
         assert_eq!(version_of("gcc", "gcc-ar-12"), None);
         assert_eq!(version_of("gcc", "gcc-"), None);
         assert_eq!(version_of("gcc", "gcc"), None);
+        assert_eq!(version_of("gcc", "gcc-trunk"), Some(TRUNK));
+        assert_eq!(version_of("gcc", "gcc-12.5"), None);
+        assert_eq!(release_of("gcc", "gcc-12.5"), Some((12, 5)));
+        assert_eq!(release_of("gcc", "gcc-12"), Some((12, 0)));
+        assert_eq!(release_of("gcc", "gcc-trunk"), Some((TRUNK, 0)));
+        assert_eq!(release_of("gcc", "gcc-ar-12"), None);
+        assert_eq!(release_of("clang", "clang-cpp-14"), None);
         assert_eq!(version_of("clang", "clang++-19"), None);
     }
 
@@ -164,5 +235,28 @@ mod tests {
             gccs.windows(2).all(|pair| pair[0].version < pair[1].version),
             "{gccs:?}"
         );
+    }
+
+    #[test]
+    fn the_matrix_lists_releases_oldest_first() {
+        // A unit test sees the `PATH`'s compilers only: no build folder beside its executable.
+        let gccs = matrix_versions("gcc");
+        let at = |name: &str| {
+            gccs.iter()
+                .position(|p| p == name)
+                .unwrap_or_else(|| panic!("{name} not in {gccs:?}"))
+        };
+        assert!(at("gcc-11") < at("gcc-12"), "{gccs:?}");
+        let clangs = matrix_versions("clang");
+        assert!(clangs.windows(2).all(|pair| pair[0] != pair[1]), "{clangs:?}");
+        assert!(
+            at_least_ordered(&clangs, &["clang-13", "clang-14", "clang-19"]),
+            "{clangs:?}"
+        );
+    }
+
+    fn at_least_ordered(programs: &[String], names: &[&str]) -> bool {
+        let positions: Vec<Option<usize>> = names.iter().map(|n| programs.iter().position(|p| p == n)).collect();
+        positions.iter().all(Option::is_some) && positions.windows(2).all(|pair| pair[0] < pair[1])
     }
 }

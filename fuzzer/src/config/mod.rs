@@ -5,6 +5,7 @@
 pub mod installed;
 
 use anyhow::{bail, Context, Result};
+use ccfuzz_mutators::compiler_version::exact_version;
 use installed::{which, Installed};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -227,7 +228,10 @@ fn default_p_profile() -> f64 {
     0.1
 }
 
-const OPT_LEVELS: [&str; 5] = ["-O0", "-O1", "-Os", "-O2", "-O3"];
+/// The levels each tested gcc and clang runs at. Wrong code is born in the optimizers, in loop
+/// and vector code above all, so -O0 (the reference's level, and GCC trunk's second slowest
+/// with its RTL checking) gives way to -O3 with this CPU's own vector units (AVX-512 here).
+const OPT_LEVELS: [&str; 5] = ["-O1", "-Os", "-O2", "-O3", "-O3 -march=native"];
 
 /// The clang that vets seeds and builds the triage guard's sanitized binaries: the newest
 /// one, other than the newest of all, that can (its sanitizer runtime is installed); the
@@ -263,8 +267,9 @@ impl Config {
         self.configurations.iter().any(|c| c.observe.counters.is_some())
     }
 
-    /// This machine's default: the newest installed gcc and clang (with `all_versions`, every
-    /// installed version) at -O0, -O1, -Os, -O2 and -O3, plus tcc and pcc. Seeds are vetted,
+    /// This machine's default: the newest installed gcc and clang, GCC trunk and clang-23 once
+    /// `make deps` built the unstable root (with `all_versions`, every installed version), at
+    /// [`OPT_LEVELS`], plus tcc and pcc (a few percent of the CPU). Seeds are vetted,
     /// and findings guarded, by the newest clang that builds sanitized binaries other than the
     /// newest clang, which the default tests: a compiler does not vet its own seeds.
     pub fn detect(all_versions: bool) -> Self {
@@ -350,15 +355,20 @@ impl Config {
     }
 
     /// The compilers a seed's values are profiled under: the reference, the UB checks, and each
-    /// tested configuration with its optimization flags replaced by -O0, once per distinct
-    /// command (evaluation order is a front-end choice, the same at every level).
+    /// tested configuration with its optimization and target flags replaced by -O0, once per
+    /// distinct command (evaluation order is a front-end choice, the same at every level and
+    /// for every `-march`).
     pub fn profiling_compilers(&self) -> Vec<CompilerConfig> {
         let mut lines: Vec<String> = Vec::new();
         let all = std::iter::once(&self.reference)
             .chain(&self.ub_check)
             .chain(&self.configurations);
         for config in all {
-            let mut argv: Vec<String> = config.argv().into_iter().filter(|w| !w.starts_with("-O")).collect();
+            let mut argv: Vec<String> = config
+                .argv()
+                .into_iter()
+                .filter(|w| !w.starts_with("-O") && !w.starts_with("-march="))
+                .collect();
             argv.insert(1, "-O0".into());
             let line = argv.join(" ");
             if !lines.contains(&line) {
@@ -378,6 +388,31 @@ impl Config {
 
     pub fn run_timeout(&self) -> Duration {
         Duration::from_secs_f64(self.run_timeout)
+    }
+
+    /// Comment lines with the exact version of every compiler the configuration runs, and the
+    /// package versions of the Debian unstable root when `make` built one.
+    pub fn versions_comment(&self) -> String {
+        let mut programs: Vec<String> = Vec::new();
+        let all = std::iter::once(&self.reference)
+            .chain(&self.ub_check)
+            .chain(&self.configurations);
+        for program in all.filter_map(|config| config.argv().into_iter().next()) {
+            if !programs.contains(&program) {
+                programs.push(program);
+            }
+        }
+        let mut text = String::from("# Compilers (the first line of their --version):\n");
+        for program in programs {
+            text.push_str(&format!("#   {program}: {}\n", exact_version(&program)));
+        }
+        if let Some((root, versions)) = installed::unstable_root_versions() {
+            text.push_str(&format!("# Packages of the Debian unstable root {}:\n", root.display()));
+            for line in versions.lines() {
+                text.push_str(&format!("#   {}\n", line.replace('\t', " ")));
+            }
+        }
+        text
     }
 
     /// The configuration as a commented TOML file.
@@ -405,7 +440,7 @@ mod tests {
 
     #[test]
     fn values_are_profiled_once_per_compiler_command_at_o0() {
-        let text = "reference = \"gcc-12 -O0\"\nub_check = [\"clang-19 -O0\"]\nconfigurations = [\"gcc-12 -O0\", \"gcc-12 -O3\", \"clang-19 -Os -mllvm -enable-newgvn\", \"tcc -Bbuild/tcc-afl\", \"pcc\"]\ncompile_timeout = 1.0\nseed_timeout = 1.0\nrun_timeout = 1.0\ncsmith_include = \"\"\ncsmith_args = []\n";
+        let text = "reference = \"gcc-12 -O0\"\nub_check = [\"clang-19 -O0\"]\nconfigurations = [\"gcc-12 -O0\", \"gcc-12 -O3 -march=native\", \"clang-19 -Os -mllvm -enable-newgvn\", \"tcc -Bbuild/tcc-afl\", \"pcc\"]\ncompile_timeout = 1.0\nseed_timeout = 1.0\nrun_timeout = 1.0\ncsmith_include = \"\"\ncsmith_args = []\n";
         let config: Config = toml::from_str(text).unwrap();
         let lines: Vec<String> = config
             .profiling_compilers()

@@ -222,9 +222,10 @@ pub fn repro_script(finding: &Finding, config: &Config, expected_exit: i32) -> S
     let compile_timeout = config.compile_timeout.ceil() as u64;
     let run_timeout = config.run_timeout.ceil() as u64;
     let header = format!(
-        "#!/bin/sh\n# {kind} of `{conf}` on variant.c (a variant of seed.c).\n# Exits 0 when the {kind} reproduces.\ncd \"$(dirname \"$0\")\" || exit 2\ntmp=$(mktemp -d) || exit 2\ntrap 'rm -rf \"$tmp\"' EXIT\n# The compilers' temporary files (a crashing clang's reproducer) go with it.\nexport TMPDIR=\"$tmp\"\n",
+        "#!/bin/sh\n# {kind} of `{conf}` on variant.c (a variant of seed.c).\n# Found with {version}.\n# Exits 0 when the {kind} reproduces.\ncd \"$(dirname \"$0\")\" || exit 2\ntmp=$(mktemp -d) || exit 2\ntrap 'rm -rf \"$tmp\"' EXIT\n# The compilers' temporary files (a crashing clang's reproducer) go with it.\nexport TMPDIR=\"$tmp\"\n",
         kind = finding.kind.as_str(),
         conf = finding.configuration,
+        version = finding.compiler_version.as_deref().unwrap_or("a compiler of unknown version"),
     );
     let body = match finding.kind {
         FindingKind::Mismatch => format!(
@@ -291,6 +292,7 @@ mod tests {
             findings: vec![Finding {
                 kind: FindingKind::Mismatch,
                 configuration: "gcc -O2".into(),
+                compiler_version: Some("gcc (Debian 12.2.0-14) 12.2.0".into()),
                 compiler: "gcc".into(),
                 flags: vec!["-O2".into()],
                 expected: "exit 0".into(),

@@ -4,6 +4,7 @@
 
 use crate::config::CompilerConfig;
 use crate::judge::findings::{FindingFiles, FindingsCorpus, NewFindings};
+use ccfuzz_mutators::compiler_version::exact_version;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::{content_hash, Seed};
@@ -76,6 +77,7 @@ pub fn finding_for(kind: FindingKind, outcome: &Outcome, seed: &Seed, variant: &
     Finding {
         kind,
         configuration: outcome.config.clone(),
+        compiler_version: Some(exact_version(&argv[0])),
         compiler: argv[0].clone(),
         flags: argv[1..].to_vec(),
         expected: expected_description(seed),

@@ -146,10 +146,11 @@ pub fn client_report(out: &Path) -> ccfuzz::campaign::ClientReport {
     serde_json::from_slice(&bytes).unwrap()
 }
 
-/// clang 22 as `make clang-22` (a part of `make deps`) installs it.
+/// clang 22 of the Debian unstable root as `make unstable-compilers` (a part of `make deps`)
+/// installs it.
 pub fn clang_22() -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../build/bin/clang-22");
-    assert!(path.is_file(), "{} is missing: run `make clang-22`", path.display());
+    assert!(path.is_file(), "{} is missing: run `make deps`", path.display());
     path.canonicalize().unwrap()
 }
 
