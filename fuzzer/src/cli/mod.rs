@@ -3,6 +3,7 @@
 
 mod fuzz;
 mod generate_orange;
+mod ground_truth;
 mod measure;
 mod mutate;
 mod seeds;
