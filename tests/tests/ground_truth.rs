@@ -2,7 +2,8 @@
 //! tcc source (the 2020 snapshot 62c30a4a, `make deps` unpacks it), then upstream's fix
 //! c771cb52 ("Fix code suppression during nocode_wanted") applied by hand. A campaign seeded
 //! with the dead-`||` program of `bugs/` finds it against the first commit, and the bisection
-//! must name the second commit as its correcting commit.
+//! must name the second commit as its correcting commit; `ccfuzz triage --history` buckets
+//! the run's findings by it too.
 
 mod common;
 
@@ -130,6 +131,24 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
     assert!(report.contains("| seeded (`seeds="), "{report}");
     assert!(report.contains(FIX_SUBJECT), "{report}");
     assert!(out.join("bugs-over-time.svg").is_file());
+
+    // `ccfuzz triage --history` buckets the run's findings the same way, reducing nothing.
+    let output = ccfuzz()
+        .arg("triage")
+        .arg(out.join("seeded-1"))
+        .arg("--history")
+        .arg(&repo)
+        .args(["--from", &broken, "--build-cache"])
+        .arg(&cache)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    assert!(log.contains("bucketed by correcting commit into 1 "), "{log}");
+    assert!(log.contains(&format!("{fixed} {FIX_SUBJECT}")), "{log}");
+    let buckets = std::fs::read_to_string(out.join("seeded-1/triage/by-correcting-commit.csv")).unwrap();
+    assert!(buckets.lines().skip(1).all(|l| l.contains(&fixed)), "{buckets}");
+    assert!(!out.join("seeded-1/triage/bugs").exists(), "nothing is reduced");
 
     // Given as known, the same bug is recognized by two program runs and counted apart.
     let known = dir.path().join("known-bugs");

@@ -8,6 +8,7 @@ mod measure;
 mod mutate;
 mod seeds;
 mod triage;
+mod triage_history;
 
 pub use triage::{choose_reducer, guard_of, run_triage};
 

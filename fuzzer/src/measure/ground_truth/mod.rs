@@ -8,6 +8,7 @@
 //! to `--out`.
 
 pub mod bisect;
+pub mod by_commit;
 pub mod classify;
 pub mod history;
 pub mod known;
