@@ -228,7 +228,7 @@ impl Study<'_> {
                 .map(|s| s / 60.0)
                 .collect();
             let first = if firsts.is_empty() {
-                format!("none in {} runs", runs.len())
+                "none".to_string()
             } else {
                 format!("{:.1} ({} of {} runs)", mean_sd(&firsts).0, firsts.len(), runs.len())
             };
@@ -247,9 +247,13 @@ impl Study<'_> {
                 .count();
             writeln!(
                 md,
-                "| {} (`{}`) | {} | {student} | {:.2} [{:.2}, {:.2}] | {} | {known} | {first} | {:.0} | {findings} | {not_reproduced} |",
+                "| {} ({}) | {} | {student} | {:.2} [{:.2}, {:.2}] | {} | {known} | {first} | {:.0} | {findings} | {not_reproduced} |",
                 named.name,
-                named.setup.label,
+                if named.setup.label.is_empty() {
+                    "the default options".to_string()
+                } else {
+                    format!("`{}`", named.setup.label)
+                },
                 runs.len(),
                 total as f64 / pooled_hours,
                 low / pooled_hours,
