@@ -216,6 +216,7 @@ fn ccfuzz_config_names_gcc_trunk_and_clang_23_with_their_exact_versions() {
 }
 
 #[test]
+#[ignore = "runs compiler campaigns: make test"]
 fn a_gcc_bug_report_has_the_version_matrix_of_every_installed_gcc() {
     // `-funsigned-char` changes what plain_char.c prints under every gcc: a "bug" that every
     // version shows, so not a regression.

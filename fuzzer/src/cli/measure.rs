@@ -113,6 +113,11 @@ pub enum Experiment {
     /// then by the seeds with k variants each per mutator family; report.md, coverage.csv,
     /// coverage.{png,svg} in --out.
     Coverage(CoverageArgs),
+    /// The ground-truth benchmark on TinyCC's history: every setup runs R times against tcc
+    /// built at --from, each finding is bucketed by its correcting commit (bisected up to --to)
+    /// before any reduction; distinct bugs per CPU-hour, time to first bug and programs per
+    /// hour in --out/report.md, one row per distinct bug in --out/bugs.csv.
+    GroundTruth(super::ground_truth::GroundTruthArgs),
 }
 
 // The coverage study's options (its help is the `Coverage` subcommand's).
@@ -211,6 +216,7 @@ impl Experiment {
                 bug_rate_study(&runs.plan(out)?, &setups, reducer.as_deref())?
             }
             Experiment::Coverage(args) => coverage_experiment(&args.plan()?)?,
+            Experiment::GroundTruth(args) => args.run()?,
         };
         print!("{report}");
         Ok(())

@@ -3,10 +3,12 @@
 
 mod fuzz;
 mod generate_orange;
+mod ground_truth;
 mod measure;
 mod mutate;
 mod seeds;
 mod triage;
+mod triage_history;
 
 pub use triage::{choose_reducer, guard_of, run_triage};
 

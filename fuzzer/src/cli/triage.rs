@@ -33,6 +33,8 @@ pub struct TriageArgs {
     /// `background_triage = true` runs).
     #[arg(long)]
     pub watch: Option<u64>,
+    #[command(flatten)]
+    pub history: super::triage_history::HistoryArgs,
 }
 
 impl TriageArgs {
@@ -49,6 +51,9 @@ impl TriageArgs {
             .config
             .or_else(|| Some(self.out.join("configuration.toml")).filter(|p| p.is_file()));
         let config = load_config(config.as_deref())?;
+        if self.history.bucket(&self.out, &config)? {
+            return Ok(());
+        }
         run_triage(
             &self.out,
             &config,

@@ -1,0 +1,75 @@
+//! `ccfuzz experiment ground-truth`: the options of the TinyCC-history benchmark.
+
+use crate::cli::load_config;
+use crate::measure::bug_rate::NamedSetup;
+use crate::measure::ground_truth::{ground_truth_study, GroundTruthPlan};
+use anyhow::{Context, Result};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct GroundTruthArgs {
+    /// TinyCC's git directory (a clone or a bare mirror).
+    #[arg(long)]
+    tinycc: PathBuf,
+    /// The revision the setups test (0.9.27 or later: older ones make binaries that crash on
+    /// today's glibc).
+    #[arg(long)]
+    from: String,
+    /// The newest revision a correcting commit is searched up to.
+    #[arg(long, default_value = "HEAD")]
+    to: String,
+    /// A named setup, `NAME: key=value …` (repeat), e.g. `plain-csmith: variants-per-seed=0`.
+    #[arg(long = "setup", required = true)]
+    setups: Vec<String>,
+    /// Reference, UB checks, timeouts and csmith options (default: this machine's); its
+    /// configurations are replaced by tcc at --from, its reference by `gcc -O0`.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Seed programs for every setup (a setup may give its own with `seeds=DIR`).
+    #[arg(long)]
+    seeds: Option<PathBuf>,
+    /// Wall seconds of each run; its CPU time is this times the cores.
+    #[arg(long, default_value_t = 1200)]
+    seconds: u64,
+    #[arg(long, default_value_t = 3)]
+    repetitions: usize,
+    /// Cores every run is pinned to.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    cores: Vec<usize>,
+    /// Where each commit's build is cached, under its hash.
+    #[arg(long, default_value = "build/tcc-history")]
+    build_cache: PathBuf,
+    /// Known bugs, one a line: a correcting commit or a reduced test (`.c`). Their findings
+    /// are recognized without bisection and counted apart.
+    #[arg(long)]
+    known_bugs: Option<PathBuf>,
+    #[arg(long, default_value = "experiment-ground-truth")]
+    out: PathBuf,
+}
+
+impl GroundTruthArgs {
+    /// Runs the benchmark and returns its report.
+    pub fn run(self) -> Result<String> {
+        let setups = self
+            .setups
+            .iter()
+            .map(|spec| NamedSetup::parse(spec))
+            .collect::<Result<Vec<_>>>()?;
+        let plan = GroundTruthPlan {
+            binary: std::env::current_exe().context("cannot find the ccfuzz binary")?,
+            tinycc: self.tinycc,
+            from: self.from,
+            to: self.to,
+            base_config: load_config(self.config.as_deref())?,
+            seeds: self.seeds,
+            seconds: self.seconds,
+            repetitions: self.repetitions,
+            cores: self.cores,
+            out: self.out,
+            build_cache: self.build_cache,
+            known: self.known_bugs,
+        };
+        ground_truth_study(&plan, &setups)
+    }
+}

@@ -1,0 +1,160 @@
+//! The ground-truth benchmark: setups run against TinyCC built at an old revision, and every
+//! finding counted as the bug its correcting commit names (Chen et al., ICSE 2016). Each
+//! setup runs R times for the same CPU time on the same cores against the compiler built at
+//! `--from` (reference `gcc -O0`); after each run its findings are bucketed by correcting
+//! commit, found by bisection along the first-parent history up to `--to`, before anything is
+//! reduced. Findings of a known bug (see [`known`]) are recognized by two program runs and
+//! counted apart. `report.md`, `bugs.csv`, `findings.csv` and `bugs-over-time.{png,svg}` go
+//! to `--out`.
+
+pub mod bisect;
+pub mod by_commit;
+pub mod classify;
+pub mod history;
+pub mod known;
+pub mod report;
+
+use crate::config::{CompilerConfig, Config};
+use crate::measure::bug_rate::NamedSetup;
+use crate::measure::experiment::{run_once, RunPlan};
+use anyhow::{bail, Context, Result};
+use ccfuzz_triage::finding::saved_findings;
+use classify::{BugClass, Classifier};
+use history::History;
+use report::{Found, RunYield};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+/// Everything the benchmark needs.
+pub struct GroundTruthPlan {
+    /// The `ccfuzz` binary the campaigns run.
+    pub binary: PathBuf,
+    /// TinyCC's git directory (a work tree or a bare repository).
+    pub tinycc: PathBuf,
+    pub from: String,
+    pub to: String,
+    /// Reference, `ub_check`, timeouts and csmith options; its configurations are replaced
+    /// by the compiler at `--from`.
+    pub base_config: Config,
+    pub seeds: Option<PathBuf>,
+    pub seconds: u64,
+    pub repetitions: usize,
+    pub cores: Vec<usize>,
+    pub out: PathBuf,
+    /// Where each commit's build is cached, under its hash.
+    pub build_cache: PathBuf,
+    /// A known-bugs list.
+    pub known: Option<PathBuf>,
+}
+
+/// The campaigns' configuration: the compiler at `--from` against `gcc -O0`, csmith without
+/// packed structs (0.9.27 rejects `#pragma pack(push)`).
+fn campaign_config(base: &Config, tested: &str) -> Config {
+    let mut config = base.clone();
+    config.reference = CompilerConfig::new("gcc -O0");
+    config.configurations = vec![CompilerConfig::new(tested)];
+    config.background_triage = false;
+    if !config.csmith_args.iter().any(|a| a == "--no-packed-struct") {
+        config.csmith_args.push("--no-packed-struct".into());
+    }
+    config
+}
+
+/// Runs the benchmark and returns its report.
+pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Result<String> {
+    if setups.is_empty() {
+        bail!("give at least one --setup");
+    }
+    std::fs::create_dir_all(&plan.out).with_context(|| format!("cannot create {}", plan.out.display()))?;
+    let history = History::open(&plan.tinycc, &plan.from, &plan.to, &plan.build_cache, plan.cores.len())?;
+    log::info!("{} commits from {} to {}", history.commits.len(), plan.from, plan.to);
+    let Some(tested) = history.build(0)? else {
+        bail!("tcc does not build at --from {}", plan.from);
+    };
+    let config = campaign_config(&plan.base_config, &tested.command_line());
+    let config_path = plan.out.join("configuration.toml");
+    std::fs::write(&config_path, config.to_toml())?;
+    let mut classifier = Classifier::new(&history, &config, &plan.out.join("bisect"), Vec::new())?;
+    let known = match &plan.known {
+        Some(path) => {
+            let listed = known::read_known_bugs(path)?;
+            known::known_positions(&listed, &mut classifier)?
+        }
+        None => Vec::new(),
+    };
+    classifier.named = known.clone();
+    let run_plan = RunPlan {
+        binary: plan.binary.clone(),
+        config: config_path,
+        seeds: plan.seeds.clone(),
+        seconds: plan.seconds,
+        repetitions: plan.repetitions,
+        cores: plan.cores.clone(),
+        out: plan.out.clone(),
+    };
+    let cores = plan.cores.len().max(1) as f64;
+    let mut runs: Vec<Vec<RunYield>> = vec![Vec::new(); setups.len()];
+    let mut findings_csv = String::from("setup,repetition,finding,cpu_seconds,class,commit\n");
+    for repetition in 1..=plan.repetitions {
+        for (index, named) in setups.iter().enumerate() {
+            let dir = plan.out.join(format!("{}-{repetition}", named.name));
+            log::info!("run {}: {}", dir.display(), named.setup.label);
+            let started = SystemTime::now();
+            let run = run_once(&run_plan, &named.setup, &plan.cores, &dir)?;
+            let mut found = Vec::new();
+            for finding in saved_findings(&dir.join("findings"))? {
+                let wall = std::fs::metadata(&finding.dir)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.duration_since(started).ok())
+                    .map_or(0.0, |d| d.as_secs_f64());
+                let class = classifier.classify(&finding)?;
+                let (label, commit) = match &class {
+                    BugClass::Corrected { index, .. } => ("corrected", history.commits[*index].hash.clone()),
+                    BugClass::Uncorrected { fingerprint } => ("uncorrected", fingerprint.replace(',', ";")),
+                    BugClass::NotReproduced => ("not-reproduced", String::new()),
+                };
+                writeln!(
+                    findings_csv,
+                    "{},{repetition},{},{:.0},{label},{commit}",
+                    named.name,
+                    finding.name,
+                    wall * cores
+                )?;
+                found.push(Found {
+                    cpu_seconds: wall * cores,
+                    class,
+                });
+            }
+            std::fs::write(plan.out.join("findings.csv"), &findings_csv)?;
+            runs[index].push(RunYield {
+                executions: run.reports.iter().map(|r| r.executions).sum(),
+                found,
+            });
+        }
+    }
+    let study = report::Study {
+        setups,
+        runs: &runs,
+        history: &history,
+        known: &known,
+        cpu_seconds_per_run: plan.seconds as f64 * cores,
+        describe: format!(
+            "TinyCC {} ({}) against `gcc -O0`; correcting commits searched up to {} ({} first-parent commits); {} repetitions of {} s on cores {:?}; {} program runs for bisection.",
+            &history.commits[0].hash[..10],
+            plan.from,
+            plan.to,
+            history.commits.len() - 1,
+            plan.repetitions,
+            plan.seconds,
+            plan.cores,
+            classifier.probes
+        ),
+    };
+    std::fs::write(plan.out.join("bugs.csv"), study.bugs_csv())?;
+    study.plot(&plan.out.join("bugs-over-time"))?;
+    let md = study.markdown();
+    std::fs::write(plan.out.join("report.md"), &md)?;
+    Ok(md)
+}

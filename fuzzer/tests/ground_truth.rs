@@ -1,0 +1,183 @@
+//! The ground-truth benchmark end to end on a two-commit TinyCC history made here: Debian's
+//! tcc source (the 2020 snapshot 62c30a4a, `make deps` unpacks it), then upstream's fix
+//! c771cb52 ("Fix code suppression during nocode_wanted") applied by hand. A campaign seeded
+//! with the dead-`||` program of `bugs/` finds it against the first commit, and the bisection
+//! must name the second commit as its correcting commit; `ccfuzz triage --history` buckets
+//! the run's findings by it too.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const FIX_SUBJECT: &str = "Fix code suppression during nocode_wanted";
+
+fn manifest() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Debian's unpacked tcc source.
+fn debian_tcc_source() -> PathBuf {
+    let dir = manifest().join("../build/tcc-src");
+    std::fs::read_dir(&dir)
+        .ok()
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("tcc-")))
+        .unwrap_or_else(|| panic!("no tcc-*/ in {}: run `make deps`", dir.display()))
+}
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["-c", "user.name=ccfuzz", "-c", "user.email=ccfuzz@example.org"])
+        .args(["-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// The two-commit history; returns the hashes of both commits.
+fn two_commit_history(repo: &Path) -> (String, String) {
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(debian_tcc_source().join("."))
+        .arg(repo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    git(repo, &["init", "-q"]);
+    git(repo, &["add", "-A", "-f", "."]);
+    git(
+        repo,
+        &["commit", "-q", "-m", "tcc 0.9.27+git20200814.62c30a4a (Debian)"],
+    );
+    let tccgen = repo.join("tccgen.c");
+    let text = std::fs::read_to_string(&tccgen).unwrap();
+    let broken = "#define CODE_OFF() (nocode_wanted |= 0x20000000)";
+    assert_eq!(
+        text.matches(broken).count(),
+        1,
+        "tccgen.c's CODE_OFF() is not the 2020 one"
+    );
+    let fixed = "#define CODE_OFF() if(!nocode_wanted)(nocode_wanted |= 0x20000000)";
+    std::fs::write(&tccgen, text.replace(broken, fixed)).unwrap();
+    git(repo, &["commit", "-q", "-a", "-m", FIX_SUBJECT]);
+    (git(repo, &["rev-parse", "HEAD~1"]), git(repo, &["rev-parse", "HEAD"]))
+}
+
+#[test]
+#[ignore = "runs compiler campaigns: make test"]
+fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("tinycc");
+    std::fs::create_dir(&repo).unwrap();
+    let (broken, fixed) = two_commit_history(&repo);
+    let seeds = dir.path().join("seeds");
+    std::fs::create_dir(&seeds).unwrap();
+    std::fs::copy(
+        manifest().join("../bugs/tcc-dead-or-operand-drops-the-rest-of-the-function/test.c"),
+        seeds.join("dead_or.c"),
+    )
+    .unwrap();
+    let config = write_config(dir.path(), &["gcc -O1"], 60.0);
+    let cache = dir.path().join("builds");
+    let out = dir.path().join("gt");
+    // A relative --out: the bisection's compilers run inside it, elsewhere than here.
+    let output = ccfuzz()
+        .current_dir(dir.path())
+        .args(["experiment", "ground-truth", "--tinycc"])
+        .arg(&repo)
+        .args(["--from", "HEAD~1", "--setup"])
+        .arg(format!("seeded: seeds={} variants-per-seed=0", seeds.display()))
+        .args(["--seconds", "20", "--repetitions", "1", "--cores", "0", "--config"])
+        .arg(&config)
+        .arg("--build-cache")
+        .arg(&cache)
+        .args(["--out", "gt"])
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    // Both commits were built, once each, into the cache under their hashes.
+    for hash in [&broken, &fixed] {
+        assert!(cache.join(hash).join("tcc").is_file(), "{hash} not built: {log}");
+    }
+    // The seed itself is the finding (it prints nothing and exits 5 under the first commit),
+    // and its program passes under the second.
+    let findings = std::fs::read_to_string(out.join("findings.csv")).unwrap();
+    assert!(
+        findings
+            .lines()
+            .any(|l| l.starts_with("seeded,1,mismatch-") && l.ends_with(&format!(",corrected,{fixed}"))),
+        "{findings}"
+    );
+    let bugs = std::fs::read_to_string(out.join("bugs.csv")).unwrap();
+    let row = bugs
+        .lines()
+        .find(|l| l.starts_with(&fixed[..10]))
+        .unwrap_or_else(|| panic!("{bugs}"));
+    assert!(row.contains(FIX_SUBJECT) && row.contains(",no,1,seeded,"), "{bugs}");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("| seeded (`seeds="), "{report}");
+    assert!(report.contains(FIX_SUBJECT), "{report}");
+    assert!(out.join("bugs-over-time.svg").is_file());
+
+    // `ccfuzz triage --history` buckets the run's findings the same way, reducing nothing.
+    let output = ccfuzz()
+        .arg("triage")
+        .arg(out.join("seeded-1"))
+        .arg("--history")
+        .arg(&repo)
+        .args(["--from", &broken, "--build-cache"])
+        .arg(&cache)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    assert!(log.contains("bucketed by correcting commit into 1 "), "{log}");
+    assert!(log.contains(&format!("{fixed} {FIX_SUBJECT}")), "{log}");
+    let buckets = std::fs::read_to_string(out.join("seeded-1/triage/by-correcting-commit.csv")).unwrap();
+    assert!(buckets.lines().skip(1).all(|l| l.contains(&fixed)), "{buckets}");
+    assert!(!out.join("seeded-1/triage/bugs").exists(), "nothing is reduced");
+
+    // Given as known, the same bug is recognized by two program runs and counted apart.
+    let known = dir.path().join("known-bugs");
+    std::fs::write(&known, format!("{fixed} # {FIX_SUBJECT}\n")).unwrap();
+    let again = dir.path().join("gt-known");
+    let output = ccfuzz()
+        .args(["experiment", "ground-truth", "--tinycc"])
+        .arg(&repo)
+        .args(["--from", &broken, "--to", &fixed, "--setup"])
+        .arg(format!("seeded: seeds={} variants-per-seed=0", seeds.display()))
+        .args(["--seconds", "20", "--repetitions", "1", "--cores", "0", "--config"])
+        .arg(&config)
+        .arg("--build-cache")
+        .arg(&cache)
+        .arg("--known-bugs")
+        .arg(&known)
+        .arg("--out")
+        .arg(&again)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    let bugs = std::fs::read_to_string(again.join("bugs.csv")).unwrap();
+    assert!(
+        bugs.lines()
+            .any(|l| l.starts_with(&fixed[..10]) && l.contains(",yes,1,seeded,")),
+        "{bugs}"
+    );
+    // Both builds came from the cache.
+    assert!(!log.contains("building tcc at"), "{log}");
+}
