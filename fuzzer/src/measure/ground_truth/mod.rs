@@ -12,7 +12,7 @@ pub mod by_commit;
 pub mod classify;
 pub mod history;
 pub mod known;
-pub mod report;
+pub mod results;
 
 use crate::config::{CompilerConfig, Config};
 use crate::measure::bug_rate::NamedSetup;
@@ -21,7 +21,7 @@ use anyhow::{bail, Context, Result};
 use ccfuzz_triage::finding::saved_findings;
 use classify::{BugClass, Classifier};
 use history::History;
-use report::{Found, RunYield};
+use results::{Found, RunYield};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::SystemTime;
@@ -134,7 +134,7 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
             });
         }
     }
-    let study = report::Study {
+    let study = results::Study {
         setups,
         runs: &runs,
         history: &history,
