@@ -31,21 +31,7 @@ const EXPECTED: &str = "a06ae7fd 1.414214 1 42 8 1\n";
 /// Compiles `source` with `compiler` and `flags` into `dir`, runs it with `args`.
 fn build_and_run(compiler: &Path, flags: &[&str], source: &Path, args: &[&str]) -> Output {
     let binary = source.with_extension("bin");
-    let build = Command::new(compiler)
-        .args(flags)
-        .arg("-w")
-        .arg(source)
-        .arg("-o")
-        .arg(&binary)
-        .arg("-lm")
-        .output()
-        .unwrap();
-    assert!(
-        build.status.success(),
-        "{} {flags:?} failed:\n{}",
-        compiler.display(),
-        text(&build)
-    );
+    compile(compiler, flags, source, &binary);
     Command::new(&binary)
         .args(args)
         .env("ASAN_OPTIONS", "detect_leaks=0")

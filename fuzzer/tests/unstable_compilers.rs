@@ -17,24 +17,6 @@ fn unstable(name: &str) -> PathBuf {
     path.canonicalize().unwrap()
 }
 
-fn compile(compiler: &Path, flags: &[&str], source: &Path, binary: &Path) {
-    let build = Command::new(compiler)
-        .args(flags)
-        .arg("-w")
-        .arg(source)
-        .arg("-o")
-        .arg(binary)
-        .arg("-lm")
-        .output()
-        .unwrap();
-    assert!(
-        build.status.success(),
-        "{} {flags:?} failed:\n{}",
-        compiler.display(),
-        text(&build)
-    );
-}
-
 /// Runs `binary` under a time limit (a csmith program may loop for long).
 fn run(binary: &Path) -> Output {
     Command::new("timeout")

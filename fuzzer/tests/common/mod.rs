@@ -209,3 +209,22 @@ pub fn replay_insertion(out: &Path, config: &Path, id: ccfuzz_mutators::seed::Se
         .output()
         .unwrap()
 }
+
+/// Compiles `source` with `compiler` and `flags` (and `-w`, `-lm`) into `binary`, or fails the test.
+pub fn compile(compiler: &Path, flags: &[&str], source: &Path, binary: &Path) {
+    let build = Command::new(compiler)
+        .args(flags)
+        .arg("-w")
+        .arg(source)
+        .arg("-o")
+        .arg(binary)
+        .arg("-lm")
+        .output()
+        .unwrap();
+    assert!(
+        build.status.success(),
+        "{} {flags:?} failed:\n{}",
+        compiler.display(),
+        text(&build)
+    );
+}
