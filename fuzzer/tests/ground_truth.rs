@@ -3,7 +3,7 @@
 //! c771cb52 ("Fix code suppression during nocode_wanted") applied by hand. A campaign seeded
 //! with the dead-`||` program of `bugs/` finds it against the first commit, and the bisection
 //! must name the second commit as its correcting commit; `ccfuzz triage --history` buckets
-//! the run's findings by it too.
+//! the run's findings by it too. Started again, the benchmark reuses the run it finished.
 
 mod common;
 
@@ -151,10 +151,11 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
     assert!(buckets.lines().skip(1).all(|l| l.contains(&fixed)), "{buckets}");
     assert!(!out.join("seeded-1/triage/bugs").exists(), "nothing is reduced");
 
-    // Given as known, the same bug is recognized by two program runs and counted apart.
+    // Started again with a known-bugs list, the benchmark reuses its finished run rather than
+    // running it again, and recognizes the same bug by two program runs and counts it apart.
     let known = dir.path().join("known-bugs");
     std::fs::write(&known, format!("{fixed} # {FIX_SUBJECT}\n")).unwrap();
-    let again = dir.path().join("gt-known");
+    let again = out.clone();
     let output = ccfuzz()
         .args(["experiment", "ground-truth", "--tinycc"])
         .arg(&repo)
@@ -178,6 +179,8 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
             .any(|l| l.starts_with(&fixed[..10]) && l.contains(",yes,1,seeded,")),
         "{bugs}"
     );
-    // Both builds came from the cache.
+    // Both builds came from the cache, and the run was not repeated: triage's files are still in it.
     assert!(!log.contains("building tcc at"), "{log}");
+    assert!(log.contains("finished before: its results are reused"), "{log}");
+    assert!(out.join("seeded-1/triage/by-correcting-commit.csv").is_file());
 }

@@ -17,7 +17,7 @@ use crate::judge::new_seed::SeedsInCorpus;
 use crate::judge::objective::FindingsObjective;
 use crate::judge::validity::ValidVariant;
 use crate::mcmc::{
-    restore_chains, AcceptanceFeedback, ChainMutator, ChainsFile, CorpusFeedback, DecisionLog, McmcChains,
+    restore_chains, AcceptanceFeedback, ChainMutator, ChainsFile, CorpusFeedback, DecisionLog, Family, McmcChains,
     McmcScheduler,
 };
 use crate::ops::shutdown;
@@ -194,6 +194,11 @@ pub fn client<EM: ClientEvents>(
     let maker = SeedMaker::new(options.config.clone(), store.clone(), workdir.join("seeds"))
         .map_err(anyhow_to_libafl)?
         .with_parsed_seeds(programs.clone());
+    let maker = if variants_per_seed == Some(0) || !options.mcmc.families.contains(&Family::Hermes) {
+        maker.without_valuations()
+    } else {
+        maker
+    };
     let seeds = SeedGenerator {
         maker,
         programs: program_source,

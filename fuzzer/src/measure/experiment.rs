@@ -128,6 +128,11 @@ pub fn run_once(plan: &RunPlan, setup: &Setup, cores: &[usize], dir: &Path) -> R
             log_path.display()
         );
     }
+    read_run(dir)
+}
+
+/// A finished campaign's clients' reports, read back from `dir`.
+pub fn read_run(dir: &Path) -> Result<Run> {
     let mut reports = Vec::new();
     for entry in std::fs::read_dir(dir.join("clients")).with_context(|| format!("{} wrote no report", dir.display()))? {
         let path = entry?.path();

@@ -4,7 +4,8 @@
 //! `--from` (reference `gcc -O0`); after each run its findings are bucketed by correcting
 //! commit, found by bisection along the first-parent history up to `--to`, before anything is
 //! reduced. Findings of a known bug (see [`known`]) are recognized by two program runs and
-//! counted apart. `report.md`, `bugs.csv`, `findings.csv` and `bugs-over-time.{png,svg}` go
+//! counted apart. Finished runs are kept and reused when the benchmark is started again (see
+//! [`FinishedRun`]). `report.md`, `bugs.csv`, `findings.csv` and `bugs-over-time.{png,svg}` go
 //! to `--out`.
 
 pub mod bisect;
@@ -14,17 +15,18 @@ pub mod history;
 pub mod known;
 pub mod results;
 
-use crate::config::{CompilerConfig, Config};
+use crate::config::{CompilerConfig, Config, ReferenceGate};
 use crate::measure::bug_rate::NamedSetup;
-use crate::measure::experiment::{run_once, RunPlan};
+use crate::measure::experiment::{beside, read_run, run_once, RunPlan};
 use anyhow::{bail, Context, Result};
 use ccfuzz_triage::finding::saved_findings;
 use classify::{BugClass, Classifier};
 use history::History;
 use results::{Found, RunYield};
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-use std::path::PathBuf;
-use std::time::SystemTime;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Everything the benchmark needs.
 pub struct GroundTruthPlan {
@@ -48,11 +50,56 @@ pub struct GroundTruthPlan {
     pub known: Option<PathBuf>,
 }
 
+/// What a finished run was, written beside its directory (`DIR.finished`) once its campaign
+/// has ended: a benchmark started again with the same `--from`, configuration, `--seconds`
+/// and `--cores` reuses the runs it finds and runs only the rest, so repetitions and setups can be added
+/// later and a killed benchmark loses only the run it was in.
+#[derive(Serialize, Deserialize)]
+struct FinishedRun {
+    setup: String,
+    /// The commit at `--from`.
+    from: String,
+    /// The campaigns' configuration (TOML).
+    configuration: String,
+    seconds: u64,
+    cores: Vec<usize>,
+    /// Unix seconds when the campaign started: findings are timed from it.
+    started: u64,
+}
+
+impl FinishedRun {
+    fn read(dir: &Path) -> Option<FinishedRun> {
+        let text = std::fs::read(beside(dir, "finished")).ok()?;
+        serde_json::from_slice(&text).ok()
+    }
+
+    fn write(&self, dir: &Path) -> Result<()> {
+        let path = beside(dir, "finished");
+        std::fs::write(&path, serde_json::to_vec_pretty(self)?)
+            .with_context(|| format!("cannot write {}", path.display()))
+    }
+
+    fn same_run(&self, other: &FinishedRun) -> bool {
+        (&self.setup, &self.from, &self.configuration, self.seconds, &self.cores)
+            == (
+                &other.setup,
+                &other.from,
+                &other.configuration,
+                other.seconds,
+                &other.cores,
+            )
+    }
+}
+
 /// The campaigns' configuration: the compiler at `--from` against `gcc -O0`, csmith without
-/// packed structs (0.9.27 rejects `#pragma pack(push)`).
+/// packed structs (0.9.27 rejects `#pragma pack(push)`). The reference compiles a variant only
+/// when tcc disagrees with its seed: tcc compiles in milliseconds and `gcc -O0` in hundreds of
+/// them, so a gate that compiled every variant would cost the EMI setups most of their
+/// executions (16 times fewer against tcc, docs/performance.md).
 fn campaign_config(base: &Config, tested: &str) -> Config {
     let mut config = base.clone();
     config.reference = CompilerConfig::new("gcc -O0");
+    config.reference_gate = ReferenceGate::OnDisagreement;
     config.configurations = vec![CompilerConfig::new(tested)];
     config.background_triage = false;
     if !config.csmith_args.iter().any(|a| a == "--no-packed-struct") {
@@ -99,9 +146,33 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
     for repetition in 1..=plan.repetitions {
         for (index, named) in setups.iter().enumerate() {
             let dir = plan.out.join(format!("{}-{repetition}", named.name));
-            log::info!("run {}: {}", dir.display(), named.setup.label);
-            let started = SystemTime::now();
-            let run = run_once(&run_plan, &named.setup, &plan.cores, &dir)?;
+            let wanted = FinishedRun {
+                setup: named.setup.label.clone(),
+                from: history.commits[0].hash.clone(),
+                configuration: config.to_toml(),
+                seconds: plan.seconds,
+                cores: plan.cores.clone(),
+                started: 0,
+            };
+            let (run, started) = match FinishedRun::read(&dir).filter(|done| done.same_run(&wanted)) {
+                Some(done) => {
+                    log::info!("run {} finished before: its results are reused", dir.display());
+                    (read_run(&dir)?, UNIX_EPOCH + Duration::from_secs(done.started))
+                }
+                None => {
+                    log::info!("run {}: {}", dir.display(), named.setup.label);
+                    let _ = std::fs::remove_file(beside(&dir, "finished"));
+                    let started = SystemTime::now();
+                    let run = run_once(&run_plan, &named.setup, &plan.cores, &dir)?;
+                    let started_unix = started.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+                    FinishedRun {
+                        started: started_unix,
+                        ..wanted
+                    }
+                    .write(&dir)?;
+                    (run, UNIX_EPOCH + Duration::from_secs(started_unix))
+                }
+            };
             let mut found = Vec::new();
             for finding in saved_findings(&dir.join("findings"))? {
                 let wall = std::fs::metadata(&finding.dir)

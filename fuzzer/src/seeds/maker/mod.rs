@@ -65,6 +65,8 @@ pub struct SeedMaker {
     pub timing: SeedTiming,
     /// Where an accepted seed goes parsed, when a campaign's chains will use it.
     parsed_seeds: Option<Arc<Programs>>,
+    /// Whether seeds get a valuation profile: only Hermes reads one.
+    valuations: bool,
     /// The C library's names, which a seed must not define.
     reserved: ReservedNames,
 }
@@ -168,7 +170,18 @@ impl SeedMaker {
             system_dirs,
             headers: HashMap::new(),
             parsed_seeds: None,
+            valuations: true,
         })
+    }
+
+    /// Makes seeds without a valuation profile: a campaign without Hermes, or one that tests
+    /// its seeds unmutated (plain Csmith), never reads it, and it costs a compilation and a
+    /// run per seed.
+    pub fn without_valuations(self) -> Self {
+        SeedMaker {
+            valuations: false,
+            ..self
+        }
     }
 
     /// Puts every accepted seed, parsed, in this cache.
@@ -408,16 +421,19 @@ impl SeedMaker {
         let program = unprofiled
             .with_line_counts(&seed.profile.line_counts)
             .sharing_text(&seed.text);
-        let valuation = self.profile_valuation(&seed, &program, dir.path())?;
-        let valuation = match valuation {
-            Ok(valuation) => {
-                self.store.put_valuation(&seed.id, &valuation)?;
-                valuation
+        let valuation = if self.valuations {
+            match self.profile_valuation(&seed, &program, dir.path())? {
+                Ok(valuation) => {
+                    self.store.put_valuation(&seed.id, &valuation)?;
+                    valuation
+                }
+                Err(reason) => {
+                    log::warn!("seed {} has no valuation profile: {reason}", seed.id);
+                    Valuation::default()
+                }
             }
-            Err(reason) => {
-                log::warn!("seed {} has no valuation profile: {reason}", seed.id);
-                Valuation::default()
-            }
+        } else {
+            Valuation::default()
         };
         let id = seed.id.clone();
         if let Some(programs) = &self.parsed_seeds {
