@@ -3,7 +3,8 @@
 # trunk and today's gcc and clang releases, run through wrappers in $(BUILD)/bin.
 
 DEBIAN_PACKAGES := gcc gcc-11 gcc-12 clang clang-13 clang-14 clang-19 csmith libcsmith-dev tcc pcc cvise creduce afl++ \
-	dpkg-dev fonts-dejavu-core libclang-rt-14-dev libclang-rt-19-dev mmdebstrap bubblewrap
+	dpkg-dev fonts-dejavu-core libclang-rt-14-dev libclang-rt-19-dev mmdebstrap bubblewrap \
+	libpcc-dev byacc flex
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 OUT ?= out
 CORES ?= all
@@ -102,6 +103,15 @@ $(TCC_SRC)/.unpacked:
 	cd $(TCC_SRC) && apt-get source -q tcc
 	touch $@
 
+# pcc's upstream snapshot that Debian packages, for the ground-truth test of a pcc history
+# (only the upstream tarball: pcc's own sources are all that test builds).
+PCC_SRC := $(BUILD)/pcc-src
+$(PCC_SRC)/.unpacked:
+	$(MAKE) deb-src
+	rm -rf $(PCC_SRC) && mkdir -p $(PCC_SRC)
+	cd $(PCC_SRC) && apt-get source -q --tar-only pcc && tar --no-same-owner -xzf pcc_*.orig.tar.gz
+	touch $@
+
 # TinyCC from Debian's source, three ways: with AFL++ edge instrumentation, with gcov
 # counters, and plain (the same compiler and flags as the AFL build, for overhead figures).
 # Run each with -B$(BUILD)/tcc-X so that it finds its own headers and runtime. (--extra-cflags
@@ -154,7 +164,7 @@ instrumented-tcc: deps $(BUILD)/tcc-afl/tcc $(BUILD)/tcc-gcov/tcc $(BUILD)/tcc-p
 test-fast: deps
 	cargo test --workspace
 
-test: deps lint instrumented-tcc
+test: deps lint instrumented-tcc $(PCC_SRC)/.unpacked
 	cargo test --workspace -- --include-ignored
 
 bench: release

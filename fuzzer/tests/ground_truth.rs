@@ -4,6 +4,10 @@
 //! with the dead-`||` program of `bugs/` finds it against the first commit, and the bisection
 //! must name the second commit as its correcting commit; `ccfuzz triage --history` buckets
 //! the run's findings by it too. Started again, the benchmark reuses the run it finished.
+//!
+//! The same for pcc, whose history is told apart by its sources: upstream's 2022-03-31
+//! snapshot (the one Debian packages), then the fix of `bugs/pcc-ulong-to-long-double-stack`
+//! applied to it, tested with `-O`.
 
 mod common;
 
@@ -17,17 +21,21 @@ fn manifest() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Debian's unpacked tcc source.
-fn debian_tcc_source() -> PathBuf {
-    let dir = manifest().join("../build/tcc-src");
+/// Debian's unpacked source of `package` (`tcc-*/` or `pcc-*/` under `build/<package>-src`).
+fn debian_source(package: &str) -> PathBuf {
+    let dir = manifest().join(format!("../build/{package}-src"));
     std::fs::read_dir(&dir)
         .ok()
         .into_iter()
         .flatten()
         .flatten()
         .map(|e| e.path())
-        .find(|p| p.is_dir() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("tcc-")))
-        .unwrap_or_else(|| panic!("no tcc-*/ in {}: run `make deps`", dir.display()))
+        .find(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{package}-")))
+        })
+        .unwrap_or_else(|| panic!("no {package}-*/ in {}: run `make test`", dir.display()))
 }
 
 fn git(repo: &Path, args: &[&str]) -> String {
@@ -47,33 +55,38 @@ fn git(repo: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
 
-/// The two-commit history; returns the hashes of both commits.
-fn two_commit_history(repo: &Path) -> (String, String) {
+/// A two-commit history in `repo`: `source` as it is, then `file` with `broken` (found once)
+/// replaced by `fixed`; returns the hashes of both commits.
+fn two_commit_history(
+    repo: &Path,
+    source: &Path,
+    subject: &str,
+    (file, broken, fixed, fix_subject): (&str, &str, &str, &str),
+) -> (String, String) {
     let status = Command::new("cp")
         .arg("-a")
-        .arg(debian_tcc_source().join("."))
+        .arg(source.join("."))
         .arg(repo)
         .status()
         .unwrap();
     assert!(status.success());
     git(repo, &["init", "-q"]);
     git(repo, &["add", "-A", "-f", "."]);
-    git(
-        repo,
-        &["commit", "-q", "-m", "tcc 0.9.27+git20200814.62c30a4a (Debian)"],
-    );
-    let tccgen = repo.join("tccgen.c");
-    let text = std::fs::read_to_string(&tccgen).unwrap();
-    let broken = "#define CODE_OFF() (nocode_wanted |= 0x20000000)";
-    assert_eq!(
-        text.matches(broken).count(),
-        1,
-        "tccgen.c's CODE_OFF() is not the 2020 one"
-    );
-    let fixed = "#define CODE_OFF() if(!nocode_wanted)(nocode_wanted |= 0x20000000)";
-    std::fs::write(&tccgen, text.replace(broken, fixed)).unwrap();
-    git(repo, &["commit", "-q", "-a", "-m", FIX_SUBJECT]);
+    git(repo, &["commit", "-q", "-m", subject]);
+    let path = repo.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.matches(broken).count(), 1, "{file} is not the one the fix is for");
+    std::fs::write(&path, text.replace(broken, fixed)).unwrap();
+    git(repo, &["commit", "-q", "-a", "-m", fix_subject]);
     (git(repo, &["rev-parse", "HEAD~1"]), git(repo, &["rev-parse", "HEAD"]))
+}
+
+/// A directory of one seed, a bug's test of `bugs/`.
+fn seeds_of(dir: &Path, bug: &str) -> PathBuf {
+    let seeds = dir.join("seeds");
+    std::fs::create_dir(&seeds).unwrap();
+    std::fs::copy(manifest().join(format!("../bugs/{bug}/test.c")), seeds.join("test.c")).unwrap();
+    seeds
 }
 
 #[test]
@@ -82,21 +95,25 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("tinycc");
     std::fs::create_dir(&repo).unwrap();
-    let (broken, fixed) = two_commit_history(&repo);
-    let seeds = dir.path().join("seeds");
-    std::fs::create_dir(&seeds).unwrap();
-    std::fs::copy(
-        manifest().join("../bugs/tcc-dead-or-operand-drops-the-rest-of-the-function/test.c"),
-        seeds.join("dead_or.c"),
-    )
-    .unwrap();
+    let (broken, fixed) = two_commit_history(
+        &repo,
+        &debian_source("tcc"),
+        "tcc 0.9.27+git20200814.62c30a4a (Debian)",
+        (
+            "tccgen.c",
+            "#define CODE_OFF() (nocode_wanted |= 0x20000000)",
+            "#define CODE_OFF() if(!nocode_wanted)(nocode_wanted |= 0x20000000)",
+            FIX_SUBJECT,
+        ),
+    );
+    let seeds = seeds_of(dir.path(), "tcc-dead-or-operand-drops-the-rest-of-the-function");
     let config = write_config(dir.path(), &["gcc -O1"], 60.0);
     let cache = dir.path().join("builds");
     let out = dir.path().join("gt");
     // A relative --out: the bisection's compilers run inside it, elsewhere than here.
     let output = ccfuzz()
         .current_dir(dir.path())
-        .args(["experiment", "ground-truth", "--tinycc"])
+        .args(["experiment", "ground-truth", "--history"])
         .arg(&repo)
         .args(["--from", "HEAD~1", "--setup"])
         .arg(format!("seeded: seeds={} variants-per-seed=0", seeds.display()))
@@ -157,7 +174,7 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
     std::fs::write(&known, format!("{fixed} # {FIX_SUBJECT}\n")).unwrap();
     let again = out.clone();
     let output = ccfuzz()
-        .args(["experiment", "ground-truth", "--tinycc"])
+        .args(["experiment", "ground-truth", "--history"])
         .arg(&repo)
         .args(["--from", &broken, "--to", &fixed, "--setup"])
         .arg(format!("seeded: seeds={} variants-per-seed=0", seeds.display()))
@@ -183,4 +200,53 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
     assert!(!log.contains("building tcc at"), "{log}");
     assert!(log.contains("finished before: its results are reused"), "{log}");
     assert!(out.join("seeded-1/triage/by-correcting-commit.csv").is_file());
+}
+
+#[test]
+#[ignore = "runs compiler campaigns: make test"]
+fn ground_truth_builds_a_pcc_history_and_names_its_correcting_commit() {
+    const PCC_FIX: &str = "amd64: pop the stack after an unsigned long to long double conversion";
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("pcc");
+    std::fs::create_dir(&repo).unwrap();
+    let (_, fixed) = two_commit_history(
+        &repo,
+        &debian_source("pcc"),
+        "pcc 20220331",
+        (
+            "arch/amd64/table.c",
+            "\t\t\"\taddq $16,%rsp\\n\"\n\t\t\"1:\\n\", },",
+            "\t\t\"1:\\n\"\n\t\t\"\taddq $16,%rsp\\n\", },",
+            PCC_FIX,
+        ),
+    );
+    let seeds = seeds_of(dir.path(), "pcc-ulong-to-long-double-stack");
+    let config = write_config(dir.path(), &["gcc -O1"], 60.0);
+    let out = dir.path().join("gt");
+    let output = ccfuzz()
+        .args(["experiment", "ground-truth", "--history"])
+        .arg(&repo)
+        .args(["--from", "HEAD~1", "--options=-O", "--setup"])
+        .arg(format!("seeded: seeds={} variants-per-seed=0", seeds.display()))
+        .args(["--seconds", "20", "--repetitions", "1", "--cores", "0", "--config"])
+        .arg(&config)
+        .arg("--build-cache")
+        .arg(dir.path().join("builds"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    assert!(log.contains("building pcc at"), "{log}");
+    let configuration = std::fs::read_to_string(out.join("configuration.toml")).unwrap();
+    assert!(configuration.contains("/bin/pcc -O\""), "{configuration}");
+    let bugs = std::fs::read_to_string(out.join("bugs.csv")).unwrap();
+    let row = bugs
+        .lines()
+        .find(|l| l.starts_with(&fixed[..10]))
+        .unwrap_or_else(|| panic!("{bugs}"));
+    assert!(row.contains(PCC_FIX) && row.contains(",no,1,seeded,"), "{bugs}");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("pcc ") && report.contains("options `-O`"), "{report}");
 }

@@ -1,4 +1,5 @@
-//! `ccfuzz experiment ground-truth`: the options of the TinyCC-history benchmark.
+//! `ccfuzz experiment ground-truth`: the options of the benchmark on a compiler's history
+//! (TinyCC or pcc).
 
 use crate::cli::load_config;
 use crate::measure::bug_rate::NamedSetup;
@@ -9,13 +10,17 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct GroundTruthArgs {
-    /// TinyCC's git directory (a clone or a bare mirror).
-    #[arg(long)]
-    tinycc: PathBuf,
-    /// The revision the setups test (0.9.27 or later: older ones make binaries that crash on
-    /// today's glibc).
+    /// The tested compiler's git directory (a clone or a bare mirror): TinyCC's or pcc's,
+    /// told apart by their sources.
+    #[arg(long, alias = "tinycc", alias = "pcc")]
+    history: PathBuf,
+    /// The revision the setups test (TinyCC: 0.9.27 or later, older ones make binaries that
+    /// crash on today's glibc).
     #[arg(long)]
     from: String,
+    /// Options the compiler is tested with, e.g. pcc's `-O`.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    options: String,
     /// The newest revision a correcting commit is searched up to.
     #[arg(long, default_value = "HEAD")]
     to: String,
@@ -23,7 +28,7 @@ pub struct GroundTruthArgs {
     #[arg(long = "setup", required = true)]
     setups: Vec<String>,
     /// Reference, UB checks, timeouts and csmith options (default: this machine's); its
-    /// configurations are replaced by tcc at --from, its reference by `gcc -O0`.
+    /// configurations are replaced by the compiler at --from, its reference by `gcc -O0`.
     #[arg(long)]
     config: Option<PathBuf>,
     /// Seed programs for every setup (a setup may give its own with `seeds=DIR`).
@@ -38,7 +43,7 @@ pub struct GroundTruthArgs {
     #[arg(long, value_delimiter = ',', default_value = "0")]
     cores: Vec<usize>,
     /// Where each commit's build is cached, under its hash.
-    #[arg(long, default_value = "build/tcc-history")]
+    #[arg(long, default_value = "build/compiler-history")]
     build_cache: PathBuf,
     /// Known bugs, one a line: a correcting commit or a reduced test (`.c`). Their findings
     /// are recognized without bisection and counted apart.
@@ -58,7 +63,8 @@ impl GroundTruthArgs {
             .collect::<Result<Vec<_>>>()?;
         let plan = GroundTruthPlan {
             binary: std::env::current_exe().context("cannot find the ccfuzz binary")?,
-            tinycc: self.tinycc,
+            history: self.history,
+            options: self.options,
             from: self.from,
             to: self.to,
             base_config: load_config(self.config.as_deref())?,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub struct HistoryArgs {
-    /// The tested compiler's git directory (TinyCC): bucket the findings by the commit that
+    /// The tested compiler's git directory (TinyCC or pcc): bucket the findings by the commit that
     /// corrected each one, before and instead of any reduction.
     #[arg(long, requires = "from")]
     pub history: Option<PathBuf>,
@@ -21,8 +21,11 @@ pub struct HistoryArgs {
     #[arg(long, default_value = "HEAD")]
     pub to: String,
     /// Where each commit's build is cached, under its hash.
-    #[arg(long, default_value = "build/tcc-history")]
+    #[arg(long, default_value = "build/compiler-history")]
     pub build_cache: PathBuf,
+    /// Options the campaign tested the compiler with, e.g. pcc's `-O`.
+    #[arg(long = "history-options", default_value = "", allow_hyphen_values = true)]
+    pub options: String,
     /// Known bugs (correcting commits or reduced tests), marked as such.
     #[arg(long)]
     pub known_bugs: Option<PathBuf>,
@@ -35,7 +38,7 @@ impl HistoryArgs {
             return Ok(false);
         };
         let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let history = History::open(git, from, &self.to, &self.build_cache, jobs)?;
+        let history = History::open(git, from, &self.to, &self.build_cache, jobs, &self.options)?;
         print!(
             "{}",
             bucket_by_correcting_commit(out, config, &history, self.known_bugs.as_deref())?

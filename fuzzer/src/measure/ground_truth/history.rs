@@ -1,7 +1,10 @@
-//! A TinyCC git history as a line of buildable compilers: the first-parent commits from one
-//! revision to another, each built on demand (`./configure && make tcc libtcc1.a`) into a
-//! cache keyed by its commit hash, so that a commit is built once across findings, runs and
-//! invocations. A commit that does not build is remembered as such and skipped by bisection.
+//! A compiler's git history as a line of buildable compilers: the first-parent commits from
+//! one revision to another, each built on demand into a cache keyed by its commit hash, so
+//! that a commit is built once across findings, runs and invocations. A commit that does not
+//! build is remembered as such and skipped by bisection. Two compilers are known, told apart
+//! by the tree at the first revision: TinyCC (`./configure && make tcc libtcc1.a`) and pcc
+//! (`./configure && make && make -k install`, with the runtime and headers of Debian's
+//! `libpcc-dev`, which pcc keeps in a repository of its own).
 
 use anyhow::{bail, Context, Result};
 use std::collections::HashMap;
@@ -16,17 +19,51 @@ pub struct Commit {
     pub subject: String,
 }
 
-/// A built compiler: run as `tcc -B<dir> -I<dir>/include`.
+/// The compilers whose histories can be built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompilerKind {
+    TinyCC,
+    Pcc,
+}
+
+impl CompilerKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            CompilerKind::TinyCC => "TinyCC",
+            CompilerKind::Pcc => "pcc",
+        }
+    }
+
+    /// The file a finished build has, relative to its directory.
+    fn built_file(self) -> &'static str {
+        match self {
+            CompilerKind::TinyCC => "tcc",
+            CompilerKind::Pcc => "bin/pcc",
+        }
+    }
+}
+
+/// Where Debian's `libpcc-dev` keeps pcc's runtime and headers.
+const DEBIAN_PCC_LIBS: &str = "/usr/lib/pcc";
+
+/// A built compiler with the options every run of it takes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Build {
     pub dir: PathBuf,
+    kind: CompilerKind,
+    options: String,
 }
 
 impl Build {
-    /// The compiler's command line, as a campaign configuration writes it.
+    /// The compiler's command line, as a campaign configuration writes it: TinyCC as
+    /// `tcc -B<dir> -I<dir>/include`, pcc as its installed driver.
     pub fn command_line(&self) -> String {
         let dir = self.dir.display();
-        format!("{dir}/tcc -B{dir} -I{dir}/include")
+        let compiler = match self.kind {
+            CompilerKind::TinyCC => format!("{dir}/tcc -B{dir} -I{dir}/include"),
+            CompilerKind::Pcc => format!("{dir}/bin/pcc"),
+        };
+        format!("{compiler} {}", self.options).trim_end().to_string()
     }
 }
 
@@ -35,6 +72,9 @@ pub struct History {
     git: PathBuf,
     cache: PathBuf,
     jobs: usize,
+    pub kind: CompilerKind,
+    /// Options every build is run with (`-O`).
+    options: String,
     /// `from` first, then every first-parent commit up to `to`, oldest first.
     pub commits: Vec<Commit>,
     built: Mutex<HashMap<String, Option<Build>>>,
@@ -60,10 +100,22 @@ fn git(dir: &Path, args: &[&str]) -> Result<String> {
 
 impl History {
     /// The history of the repository `git` (a work tree or a bare directory) from `from` to
-    /// `to`, which must descend from `from`; builds go to `cache/<hash>`.
-    pub fn open(git_dir: &Path, from: &str, to: &str, cache: &Path, jobs: usize) -> Result<Self> {
+    /// `to`, which must descend from `from`; builds go to `cache/<hash>` and run with
+    /// `options`.
+    pub fn open(git_dir: &Path, from: &str, to: &str, cache: &Path, jobs: usize, options: &str) -> Result<Self> {
         let resolve = |rev: &str| git(git_dir, &["rev-parse", "--verify", &format!("{rev}^{{commit}}")]);
         let (from_hash, to_hash) = (resolve(from)?, resolve(to)?);
+        let has = |path: &str| git(git_dir, &["cat-file", "-e", &format!("{from_hash}:{path}")]).is_ok();
+        let kind = if has("tccgen.c") {
+            CompilerKind::TinyCC
+        } else if has("mip/pass2.h") {
+            CompilerKind::Pcc
+        } else {
+            bail!(
+                "{} at {from} is neither TinyCC (tccgen.c) nor pcc (mip/pass2.h)",
+                git_dir.display()
+            );
+        };
         if Command::new("git")
             .arg("-C")
             .arg(git_dir)
@@ -97,6 +149,8 @@ impl History {
             git: git_dir.to_path_buf(),
             cache: cache.canonicalize()?,
             jobs: jobs.max(1),
+            kind,
+            options: options.trim().to_string(),
             commits,
             built: Mutex::new(HashMap::new()),
         })
@@ -126,8 +180,13 @@ impl History {
     fn build_uncached(&self, hash: &str) -> Result<Option<Build>> {
         let dir = self.cache.join(hash);
         let failed = self.cache.join(format!("{hash}.failed"));
-        if dir.join("tcc").is_file() {
-            return Ok(Some(Build { dir }));
+        let build = |dir: PathBuf| Build {
+            dir,
+            kind: self.kind,
+            options: self.options.clone(),
+        };
+        if dir.join(self.kind.built_file()).is_file() {
+            return Ok(Some(build(dir)));
         }
         if failed.is_file() {
             return Ok(None);
@@ -135,23 +194,33 @@ impl History {
         let staging = self.cache.join(format!(".{hash}.{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&staging);
         std::fs::create_dir_all(&staging)?;
-        log::info!("building tcc at {hash}");
-        let result = self
-            .extract(hash, &staging)
-            .and_then(|()| self.configure_and_make(&staging));
+        log::info!("building {} at {hash}", self.kind.name());
+        let result = self.extract(hash, &staging).and_then(|()| match self.kind {
+            CompilerKind::TinyCC => self.configure_and_make(&staging),
+            CompilerKind::Pcc => self.build_pcc(&staging, &dir),
+        });
         match result {
             Ok(None) => {
-                // Objects are rebuilt by no one: only the compiler, its runtime and headers stay.
-                for entry in std::fs::read_dir(&staging)?.flatten() {
-                    if entry.path().extension().is_some_and(|e| e == "o") {
-                        std::fs::remove_file(entry.path())?;
+                match self.kind {
+                    // Objects are rebuilt by no one: only the compiler, its runtime and
+                    // headers stay.
+                    CompilerKind::TinyCC => {
+                        for entry in std::fs::read_dir(&staging)?.flatten() {
+                            if entry.path().extension().is_some_and(|e| e == "o") {
+                                std::fs::remove_file(entry.path())?;
+                            }
+                        }
+                        std::fs::rename(&staging, &dir)
                     }
+                    // Installed under its final path inside the staging directory.
+                    CompilerKind::Pcc => std::fs::rename(staged_install(&staging, &dir), &dir)
+                        .and_then(|()| std::fs::remove_dir_all(&staging)),
                 }
-                std::fs::rename(&staging, &dir).with_context(|| format!("cannot store {}", dir.display()))?;
-                Ok(Some(Build { dir }))
+                .with_context(|| format!("cannot store {}", dir.display()))?;
+                Ok(Some(build(dir)))
             }
             Ok(Some(log)) => {
-                log::info!("tcc at {hash} does not build: skipped");
+                log::info!("{} at {hash} does not build: skipped", self.kind.name());
                 std::fs::write(&failed, log)?;
                 std::fs::remove_dir_all(&staging)?;
                 Ok(None)
@@ -223,4 +292,81 @@ impl History {
         let complete = dir.join("tcc").is_file() && dir.join("libtcc1.a").is_file();
         Ok((!(built && complete)).then_some(log))
     }
+
+    /// Builds pcc in `dir`, configured for `prefix` and installed under it inside `dir` (see
+    /// [`staged_install`]): `None` when its driver, preprocessor and compiler are there, else
+    /// the build's log. It is built with
+    /// `-fcommon`, which older sources need with today's gcc; its runtime and headers are
+    /// linked from Debian's `libpcc-dev`.
+    fn build_pcc(&self, dir: &Path, prefix: &Path) -> Result<Option<String>> {
+        let mut log = String::new();
+        let mut step = |program: &str, args: &[String]| -> Result<bool> {
+            let output = Command::new(program)
+                .args(args)
+                .current_dir(dir)
+                .env("CFLAGS", "-g -O2 -fcommon")
+                .output()
+                .with_context(|| format!("cannot run {program} in {}", dir.display()))?;
+            log.push_str(&format!("$ {program} {}\n", args.join(" ")));
+            log.push_str(&String::from_utf8_lossy(&output.stdout));
+            log.push_str(&String::from_utf8_lossy(&output.stderr));
+            Ok(output.status.success())
+        };
+        let install = staged_install(dir, prefix);
+        let built = step("./configure", &[format!("--prefix={}", prefix.display())])?
+            && step("make", &[format!("-j{}", self.jobs)])?;
+        // `-k`: some snapshots fail to install a part no C compile uses (the 2022 one, `cc2`),
+        // and stop before the driver. What a compile needs is checked after.
+        let destdir = format!("DESTDIR={}", dir.join(STAGED).display());
+        let installed = built && {
+            step("make", &["-k".into(), "install".into(), destdir])?;
+            ["bin/pcc", "libexec/ccom", "libexec/cpp"]
+                .iter()
+                .all(|part| install.join(part).is_file())
+        };
+        if !installed {
+            return Ok(Some(log));
+        }
+        link_debian_pcc_libs(&install)?;
+        Ok(None)
+    }
+}
+
+/// The folder of a pcc build's staging directory its `make install` writes into.
+const STAGED: &str = "installed";
+
+/// Where `make install DESTDIR=<staging>/installed` puts a pcc configured for `prefix`.
+fn staged_install(staging: &Path, prefix: &Path) -> PathBuf {
+    staging.join(STAGED).join(prefix.strip_prefix("/").unwrap_or(prefix))
+}
+
+/// Links every file of Debian's pcc runtime and headers that the installed pcc (under
+/// `install`) lacks into the directories its driver searches: `lib/pcc/<target>/<version>/`.
+fn link_debian_pcc_libs(install: &Path) -> Result<()> {
+    let debian = std::fs::read_dir(DEBIAN_PCC_LIBS)
+        .with_context(|| format!("no {DEBIAN_PCC_LIBS}: install Debian's libpcc-dev"))?
+        .flatten()
+        .flat_map(|target| std::fs::read_dir(target.path()).into_iter().flatten().flatten())
+        .map(|version| version.path())
+        .next()
+        .with_context(|| format!("{DEBIAN_PCC_LIBS} holds no <target>/<version>/"))?;
+    let own = std::fs::read_dir(install.join("lib/pcc"))
+        .with_context(|| format!("pcc installed no {}", install.join("lib/pcc").display()))?
+        .flatten()
+        .flat_map(|target| std::fs::read_dir(target.path()).into_iter().flatten().flatten())
+        .map(|version| version.path());
+    for version in own {
+        for part in ["include", "lib"] {
+            let into = version.join(part);
+            std::fs::create_dir_all(&into)?;
+            for file in std::fs::read_dir(debian.join(part))?.flatten() {
+                let link = into.join(file.file_name());
+                if !link.exists() {
+                    std::os::unix::fs::symlink(file.path(), &link)
+                        .with_context(|| format!("cannot link {}", link.display()))?;
+                }
+            }
+        }
+    }
+    Ok(())
 }

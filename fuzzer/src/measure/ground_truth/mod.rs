@@ -1,5 +1,6 @@
-//! The ground-truth benchmark: setups run against TinyCC built at an old revision, and every
-//! finding counted as the bug its correcting commit names (Chen et al., ICSE 2016). Each
+//! The ground-truth benchmark: setups run against a compiler (TinyCC or pcc) built at an old
+//! revision of its history, and every finding counted as the bug its correcting commit names
+//! (Chen et al., ICSE 2016). Each
 //! setup runs R times for the same CPU time on the same cores against the compiler built at
 //! `--from` (reference `gcc -O0`); after each run its findings are bucketed by correcting
 //! commit, found by bisection along the first-parent history up to `--to`, before anything is
@@ -32,8 +33,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 pub struct GroundTruthPlan {
     /// The `ccfuzz` binary the campaigns run.
     pub binary: PathBuf,
-    /// TinyCC's git directory (a work tree or a bare repository).
-    pub tinycc: PathBuf,
+    /// The tested compiler's git directory (a work tree or a bare repository): TinyCC or pcc.
+    pub history: PathBuf,
+    /// Options the compiler is tested with (pcc's `-O`).
+    pub options: String,
     pub from: String,
     pub to: String,
     /// Reference, `ub_check`, timeouts and csmith options; its configurations are replaced
@@ -92,9 +95,9 @@ impl FinishedRun {
 }
 
 /// The campaigns' configuration: the compiler at `--from` against `gcc -O0`, csmith without
-/// packed structs (0.9.27 rejects `#pragma pack(push)`). The reference compiles a variant only
-/// when tcc disagrees with its seed: tcc compiles in milliseconds and `gcc -O0` in hundreds of
-/// them, so a gate that compiled every variant would cost the EMI setups most of their
+/// packed structs (TinyCC 0.9.27 rejects `#pragma pack(push)`). The reference compiles a
+/// variant only when the compiler disagrees with its seed: tcc and pcc compile in milliseconds
+/// and `gcc -O0` in hundreds of them, so a gate that compiled every variant would cost the EMI setups most of their
 /// executions (16 times fewer against tcc, docs/performance.md).
 fn campaign_config(base: &Config, tested: &str) -> Config {
     let mut config = base.clone();
@@ -114,10 +117,17 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
         bail!("give at least one --setup");
     }
     std::fs::create_dir_all(&plan.out).with_context(|| format!("cannot create {}", plan.out.display()))?;
-    let history = History::open(&plan.tinycc, &plan.from, &plan.to, &plan.build_cache, plan.cores.len())?;
+    let history = History::open(
+        &plan.history,
+        &plan.from,
+        &plan.to,
+        &plan.build_cache,
+        plan.cores.len(),
+        &plan.options,
+    )?;
     log::info!("{} commits from {} to {}", history.commits.len(), plan.from, plan.to);
     let Some(tested) = history.build(0)? else {
-        bail!("tcc does not build at --from {}", plan.from);
+        bail!("{} does not build at --from {}", history.kind.name(), plan.from);
     };
     let config = campaign_config(&plan.base_config, &tested.command_line());
     let config_path = plan.out.join("configuration.toml");
@@ -212,9 +222,15 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
         known: &known,
         cpu_seconds_per_run: plan.seconds as f64 * cores,
         describe: format!(
-            "TinyCC {} ({}) against `gcc -O0`; correcting commits searched up to {} ({} first-parent commits); {} repetitions of {} s on cores {:?}; {} program runs for bisection.",
+            "{} {} ({}{}) against `gcc -O0`; correcting commits searched up to {} ({} first-parent commits); {} repetitions of {} s on cores {:?}; {} program runs for bisection.",
+            history.kind.name(),
             &history.commits[0].hash[..10],
             plan.from,
+            if plan.options.trim().is_empty() {
+                String::new()
+            } else {
+                format!(", options `{}`", plan.options.trim())
+            },
             plan.to,
             history.commits.len() - 1,
             plan.repetitions,
