@@ -7,7 +7,7 @@
 //!
 //! The same for pcc, whose history is told apart by its sources: upstream's 2022-03-31
 //! snapshot (the one Debian packages), then the fix of `bugs/pcc-ulong-to-long-double-stack`
-//! applied to it, tested with `-O`.
+//! applied to it, tested with `-O` by two setups paired on two cores.
 
 mod common;
 
@@ -228,7 +228,18 @@ fn ground_truth_builds_a_pcc_history_and_names_its_correcting_commit() {
         .arg(&repo)
         .args(["--from", "HEAD~1", "--options=-O", "--setup"])
         .arg(format!("seeded: seeds={} variants-per-seed=0", seeds.display()))
-        .args(["--seconds", "20", "--repetitions", "1", "--cores", "0", "--config"])
+        .arg("--setup")
+        .arg(format!("hermes: seeds={} mutators=hermes", seeds.display()))
+        .args([
+            "--seconds",
+            "20",
+            "--repetitions",
+            "1",
+            "--paired",
+            "--cores",
+            "0,1",
+            "--config",
+        ])
         .arg(&config)
         .arg("--build-cache")
         .arg(dir.path().join("builds"))
@@ -246,7 +257,13 @@ fn ground_truth_builds_a_pcc_history_and_names_its_correcting_commit() {
         .lines()
         .find(|l| l.starts_with(&fixed[..10]))
         .unwrap_or_else(|| panic!("{bugs}"));
-    assert!(row.contains(PCC_FIX) && row.contains(",no,1,seeded,"), "{bugs}");
+    // Both setups ran at once, one core each, and both found it in their seed.
+    assert!(row.contains(PCC_FIX) && row.contains(",no,1,seeded;hermes,"), "{bugs}");
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("pcc ") && report.contains("options `-O`"), "{report}");
+    assert!(report.contains("paired, one core each of [0, 1]"), "{report}");
+    for (setup, core) in [("seeded", 0), ("hermes", 1)] {
+        let finished = std::fs::read_to_string(out.join(format!("{setup}-1.finished"))).unwrap();
+        assert!(finished.contains(&format!("[\n    {core}\n  ]")), "{finished}");
+    }
 }

@@ -42,6 +42,11 @@ pub struct GroundTruthArgs {
     /// Cores every run is pinned to.
     #[arg(long, value_delimiter = ',', default_value = "0")]
     cores: Vec<usize>,
+    /// Run the setups of each repetition at the same time, one core each (the first setup on
+    /// the first core, …): a paired design, in which the setups meet the same load of a shared
+    /// machine.
+    #[arg(long)]
+    paired: bool,
     /// Where each commit's build is cached, under its hash.
     #[arg(long, default_value = "build/compiler-history")]
     build_cache: PathBuf,
@@ -72,6 +77,7 @@ impl GroundTruthArgs {
             seconds: self.seconds,
             repetitions: self.repetitions,
             cores: self.cores,
+            paired: self.paired,
             out: self.out,
             build_cache: self.build_cache,
             known: self.known_bugs,

@@ -18,7 +18,7 @@ pub mod results;
 
 use crate::config::{CompilerConfig, Config, ReferenceGate};
 use crate::measure::bug_rate::NamedSetup;
-use crate::measure::experiment::{beside, read_run, run_once, RunPlan};
+use crate::measure::experiment::{beside, read_run, run_once, Run, RunPlan};
 use anyhow::{bail, Context, Result};
 use ccfuzz_triage::finding::saved_findings;
 use classify::{BugClass, Classifier};
@@ -46,6 +46,9 @@ pub struct GroundTruthPlan {
     pub seconds: u64,
     pub repetitions: usize,
     pub cores: Vec<usize>,
+    /// The setups of a repetition run at the same time, one core each (a paired design: on a
+    /// shared machine they meet the same load), instead of one after the other on all cores.
+    pub paired: bool,
     pub out: PathBuf,
     /// Where each commit's build is cached, under its hash.
     pub build_cache: PathBuf,
@@ -92,6 +95,31 @@ impl FinishedRun {
                 &other.cores,
             )
     }
+}
+
+/// A setup's run into `dir`: the one finished there before if it is `wanted`, else a new one,
+/// recorded as finished once its campaign has ended; with the time it started.
+fn obtain_run(run_plan: &RunPlan, named: &NamedSetup, dir: &Path, wanted: FinishedRun) -> Result<(Run, SystemTime)> {
+    if let Some(done) = FinishedRun::read(dir).filter(|done| done.same_run(&wanted)) {
+        log::info!("run {} finished before: its results are reused", dir.display());
+        return Ok((read_run(dir)?, UNIX_EPOCH + Duration::from_secs(done.started)));
+    }
+    log::info!(
+        "run {} on cores {:?}: {}",
+        dir.display(),
+        wanted.cores,
+        named.setup.label
+    );
+    let _ = std::fs::remove_file(beside(dir, "finished"));
+    let started = SystemTime::now();
+    let run = run_once(run_plan, &named.setup, &wanted.cores, dir)?;
+    let started_unix = started.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    FinishedRun {
+        started: started_unix,
+        ..wanted
+    }
+    .write(dir)?;
+    Ok((run, UNIX_EPOCH + Duration::from_secs(started_unix)))
 }
 
 /// The campaigns' configuration: the compiler at `--from` against `gcc -O0`, csmith without
@@ -150,39 +178,57 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
         cores: plan.cores.clone(),
         out: plan.out.clone(),
     };
-    let cores = plan.cores.len().max(1) as f64;
+    if plan.paired && plan.cores.len() < setups.len() {
+        bail!(
+            "--paired runs the {} setups at once, one core each: give at least as many --cores",
+            setups.len()
+        );
+    }
+    // The cores of each setup's runs: all of them, or one each when the setups run paired.
+    let cores_of = |index: usize| -> Vec<usize> {
+        if plan.paired {
+            vec![plan.cores[index]]
+        } else {
+            plan.cores.clone()
+        }
+    };
+    let cores = cores_of(0).len().max(1) as f64;
     let mut runs: Vec<Vec<RunYield>> = vec![Vec::new(); setups.len()];
     let mut findings_csv = String::from("setup,repetition,finding,cpu_seconds,class,commit\n");
     for repetition in 1..=plan.repetitions {
-        for (index, named) in setups.iter().enumerate() {
-            let dir = plan.out.join(format!("{}-{repetition}", named.name));
+        let obtain = |index: usize| {
+            let named = &setups[index];
             let wanted = FinishedRun {
                 setup: named.setup.label.clone(),
                 from: history.commits[0].hash.clone(),
                 configuration: config.to_toml(),
                 seconds: plan.seconds,
-                cores: plan.cores.clone(),
+                cores: cores_of(index),
                 started: 0,
             };
-            let (run, started) = match FinishedRun::read(&dir).filter(|done| done.same_run(&wanted)) {
-                Some(done) => {
-                    log::info!("run {} finished before: its results are reused", dir.display());
-                    (read_run(&dir)?, UNIX_EPOCH + Duration::from_secs(done.started))
-                }
-                None => {
-                    log::info!("run {}: {}", dir.display(), named.setup.label);
-                    let _ = std::fs::remove_file(beside(&dir, "finished"));
-                    let started = SystemTime::now();
-                    let run = run_once(&run_plan, &named.setup, &plan.cores, &dir)?;
-                    let started_unix = started.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-                    FinishedRun {
-                        started: started_unix,
-                        ..wanted
-                    }
-                    .write(&dir)?;
-                    (run, UNIX_EPOCH + Duration::from_secs(started_unix))
-                }
-            };
+            obtain_run(
+                &run_plan,
+                named,
+                &plan.out.join(format!("{}-{repetition}", named.name)),
+                wanted,
+            )
+        };
+        let obtained: Vec<Result<(Run, SystemTime)>> = if plan.paired {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..setups.len())
+                    .map(|index| scope.spawn(move || obtain(index)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a run's thread panicked"))
+                    .collect()
+            })
+        } else {
+            (0..setups.len()).map(obtain).collect()
+        };
+        for ((index, named), obtained) in setups.iter().enumerate().zip(obtained) {
+            let (run, started) = obtained?;
+            let dir = &run.dir;
             let mut found = Vec::new();
             for finding in saved_findings(&dir.join("findings"))? {
                 let wall = std::fs::metadata(&finding.dir)
@@ -222,7 +268,7 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
         known: &known,
         cpu_seconds_per_run: plan.seconds as f64 * cores,
         describe: format!(
-            "{} {} ({}{}) against `gcc -O0`; correcting commits searched up to {} ({} first-parent commits); {} repetitions of {} s on cores {:?}; {} program runs for bisection.",
+            "{} {} ({}{}) against `gcc -O0`; correcting commits searched up to {} ({} first-parent commits); {} repetitions of {} s {}; {} program runs for bisection.",
             history.kind.name(),
             &history.commits[0].hash[..10],
             plan.from,
@@ -235,7 +281,11 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
             history.commits.len() - 1,
             plan.repetitions,
             plan.seconds,
-            plan.cores,
+            if plan.paired {
+                format!("with the setups paired, one core each of {:?}", plan.cores)
+            } else {
+                format!("on cores {:?}", plan.cores)
+            },
             classifier.probes
         ),
     };
