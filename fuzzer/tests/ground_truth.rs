@@ -134,9 +134,9 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
     // and its program passes under the second.
     let findings = std::fs::read_to_string(out.join("findings.csv")).unwrap();
     assert!(
-        findings
-            .lines()
-            .any(|l| l.starts_with("seeded,1,mismatch-") && l.ends_with(&format!(",corrected,{fixed}"))),
+        findings.lines().any(|l| l.starts_with("seeded,1,mismatch-")
+            && l.contains(",seed,")
+            && l.ends_with(&format!(",corrected,{fixed}"))),
         "{findings}"
     );
     let bugs = std::fs::read_to_string(out.join("bugs.csv")).unwrap();

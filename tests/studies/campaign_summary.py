@@ -31,7 +31,12 @@ def summary(out):
             proposals[row["family"]] += 1
             if row["accepted"] == "1":
                 accepted_by_length[int(row["chain_length"])].append(float(row["distance"]))
-    seeds = len(glob.glob(os.path.join(out, "seeds", "*", "seed.c")))
+    # Reports count the seeds made; the store keeps only those of live chains (older
+    # reports lack the count: then the store is all there is).
+    if clients and all("accepted" in c.get("seed_making", {}) for c in clients):
+        seeds = sum(c["seed_making"]["accepted"] for c in clients)
+    else:
+        seeds = len(glob.glob(os.path.join(out, "seeds", "*", "seed.c")))
     wall = max((c.get("wall_seconds", 0) for c in clients), default=0)
     making = sum(c.get("seed_making", {}).get("seconds", 0) for c in clients)
     candidates = sum(c.get("seed_making", {}).get("candidates", 0) for c in clients)

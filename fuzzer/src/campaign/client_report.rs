@@ -109,6 +109,10 @@ impl MemoryReport {
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct SeedMakingReport {
     pub candidates: u32,
+    /// Candidates that became seeds: a campaign forgets the seeds of retired chains, so its
+    /// seed store holds fewer.
+    #[serde(default)]
+    pub accepted: u32,
     pub seconds: f64,
     pub sanitizer_seconds: f64,
     pub guard_warning_seconds: f64,
@@ -122,6 +126,7 @@ impl SeedMakingReport {
     fn of(timing: &SeedTiming, cpu: CpuSpent) -> Self {
         SeedMakingReport {
             candidates: timing.seeds,
+            accepted: timing.accepted,
             seconds: timing.total.as_secs_f64(),
             sanitizer_seconds: timing.sanitizers.as_secs_f64(),
             guard_warning_seconds: timing.guard_warnings.as_secs_f64(),

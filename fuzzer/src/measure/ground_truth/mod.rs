@@ -194,7 +194,7 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
     };
     let cores = cores_of(0).len().max(1) as f64;
     let mut runs: Vec<Vec<RunYield>> = vec![Vec::new(); setups.len()];
-    let mut findings_csv = String::from("setup,repetition,finding,cpu_seconds,class,commit\n");
+    let mut findings_csv = String::from("setup,repetition,finding,program,cpu_seconds,class,commit\n");
     for repetition in 1..=plan.repetitions {
         let obtain = |index: usize| {
             let named = &setups[index];
@@ -242,16 +242,19 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
                     BugClass::Uncorrected { fingerprint } => ("uncorrected", fingerprint.replace(',', ";")),
                     BugClass::NotReproduced => ("not-reproduced", String::new()),
                 };
+                let in_variant = !finding.finding.edits.is_empty();
                 writeln!(
                     findings_csv,
-                    "{},{repetition},{},{:.0},{label},{commit}",
+                    "{},{repetition},{},{},{:.0},{label},{commit}",
                     named.name,
                     finding.name,
+                    if in_variant { "variant" } else { "seed" },
                     wall * cores
                 )?;
                 found.push(Found {
                     cpu_seconds: wall * cores,
                     class,
+                    in_variant,
                 });
             }
             std::fs::write(plan.out.join("findings.csv"), &findings_csv)?;

@@ -19,6 +19,8 @@ pub struct Found {
     /// CPU seconds of the campaign (wall time times cores) when it was saved.
     pub cpu_seconds: f64,
     pub class: BugClass,
+    /// Its program is a mutated variant, not a seed as it was made.
+    pub in_variant: bool,
 }
 
 /// What one run yielded.
@@ -35,16 +37,22 @@ enum Bug {
     Uncorrected(String),
 }
 
+impl Found {
+    fn bug(&self) -> Option<Bug> {
+        match &self.class {
+            BugClass::Corrected { index, .. } => Some(Bug::Corrected(*index)),
+            BugClass::Uncorrected { fingerprint } => Some(Bug::Uncorrected(fingerprint.clone())),
+            BugClass::NotReproduced => None,
+        }
+    }
+}
+
 impl RunYield {
     /// Each distinct bug of the run with the CPU second it was first found.
     fn first_times(&self) -> BTreeMap<Bug, f64> {
         let mut first: BTreeMap<Bug, f64> = BTreeMap::new();
         for found in &self.found {
-            let bug = match &found.class {
-                BugClass::Corrected { index, .. } => Bug::Corrected(*index),
-                BugClass::Uncorrected { fingerprint } => Bug::Uncorrected(fingerprint.clone()),
-                BugClass::NotReproduced => continue,
-            };
+            let Some(bug) = found.bug() else { continue };
             let time = first.entry(bug).or_insert(f64::INFINITY);
             *time = time.min(found.cpu_seconds);
         }
@@ -113,6 +121,20 @@ impl Study<'_> {
             }
         }
         bugs
+    }
+
+    /// The setups that found `bug` in a mutated variant (not only in a seed as made).
+    fn found_in_variants(&self, bug: &Bug) -> Vec<&str> {
+        self.setups
+            .iter()
+            .zip(self.runs)
+            .filter(|(_, runs)| {
+                runs.iter()
+                    .flat_map(|r| &r.found)
+                    .any(|f| f.in_variant && f.bug().as_ref() == Some(bug))
+            })
+            .map(|(named, _)| named.name.as_str())
+            .collect()
     }
 
     fn name(&self, bug: &Bug) -> (String, String) {
@@ -212,7 +234,7 @@ impl Study<'_> {
         let mut md = String::from("# Ground truth: distinct bugs by correcting commit\n\n");
         writeln!(md, "{}\n", self.describe).expect("string write");
         md.push_str(
-            "| setup | runs | distinct bugs / CPU-h (Student 95%) | pooled (Poisson 95%) | distinct bugs, all runs | of them known | time to first bug (CPU-min) | programs / CPU-h | findings | not reproduced |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            "| setup | runs | distinct bugs / CPU-h (Student 95%) | pooled (Poisson 95%) | distinct bugs, all runs | of them known | time to first bug (CPU-min) | programs / CPU-h | findings (in variants) | not reproduced |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         );
         for (named, runs) in self.setups.iter().zip(self.runs) {
             let per_run: Vec<BTreeMap<Bug, f64>> = runs.iter().map(RunYield::first_times).collect();
@@ -240,6 +262,7 @@ impl Study<'_> {
             };
             let programs: Vec<f64> = runs.iter().map(|r| r.executions as f64 / hours).collect();
             let findings: usize = runs.iter().map(|r| r.found.len()).sum();
+            let in_variants = runs.iter().flat_map(|r| &r.found).filter(|f| f.in_variant).count();
             let not_reproduced = runs
                 .iter()
                 .flat_map(|r| &r.found)
@@ -247,7 +270,7 @@ impl Study<'_> {
                 .count();
             writeln!(
                 md,
-                "| {} ({}) | {} | {student} | {:.2} [{:.2}, {:.2}] | {} | {known} | {first} | {:.0} | {findings} | {not_reproduced} |",
+                "| {} ({}) | {} | {student} | {:.2} [{:.2}, {:.2}] | {} | {known} | {first} | {:.0} | {findings} ({in_variants}) | {not_reproduced} |",
                 named.name,
                 if named.setup.label.is_empty() {
                     "the default options".to_string()
@@ -268,7 +291,7 @@ impl Study<'_> {
             md.push_str("None in any run.\n");
         } else {
             md.push_str(
-                "| correcting commit | subject | found by (first CPU-min) | only one setup |\n|---|---|---|---|\n",
+                "| correcting commit | subject | found by (first CPU-min) | in a variant by | only one setup |\n|---|---|---|---|---|\n",
             );
         }
         for (bug, by_setup) in &bugs {
@@ -280,9 +303,10 @@ impl Study<'_> {
             let known = if self.is_known(bug) { " (known)" } else { "" };
             writeln!(
                 md,
-                "| {commit}{known} | {} | {} | {} |",
+                "| {commit}{known} | {} | {} | {} | {} |",
                 subject.replace('|', "/"),
                 found_by.join(", "),
+                self.found_in_variants(bug).join(", "),
                 if by_setup.len() == 1 { "yes" } else { "" }
             )
             .expect("string write");
@@ -307,7 +331,11 @@ mod tests {
 
     #[test]
     fn a_run_counts_each_bug_once_at_its_first_finding() {
-        let found = |cpu_seconds: f64, class: BugClass| Found { cpu_seconds, class };
+        let found = |cpu_seconds: f64, class: BugClass| Found {
+            cpu_seconds,
+            class,
+            in_variant: false,
+        };
         let run = RunYield {
             executions: 10,
             found: vec![

@@ -112,6 +112,8 @@ fn same_as_test_suite_expects(output: &[u8], expect: &[u8]) -> bool {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SeedTiming {
     pub seeds: u32,
+    /// The candidates that became seeds.
+    pub accepted: u32,
     pub total: Duration,
     pub sanitizers: Duration,
     pub guard_warnings: Duration,
@@ -122,6 +124,7 @@ impl SeedTiming {
     pub fn plus(&self, other: &SeedTiming) -> SeedTiming {
         SeedTiming {
             seeds: self.seeds + other.seeds,
+            accepted: self.accepted + other.accepted,
             total: self.total + other.total,
             sanitizers: self.sanitizers + other.sanitizers,
             guard_warnings: self.guard_warnings + other.guard_warnings,
@@ -241,7 +244,7 @@ impl SeedMaker {
             expect.as_deref().map(Oracle::TestSuite),
             file.parent(),
         );
-        self.count(started);
+        self.count(started, &made);
         Ok((made?, repaired.changes))
     }
 
@@ -271,12 +274,13 @@ impl SeedMaker {
     pub fn make_with_oracle(&mut self, source: &str, origin: &str, oracle: Option<&[u8]>) -> Result<Vetted<SeedId>> {
         let started = Instant::now();
         let made = self.make_untimed(source, origin, oracle.map(Oracle::Exact), None);
-        self.count(started);
+        self.count(started, &made);
         made
     }
 
-    fn count(&mut self, started: Instant) {
+    fn count<T>(&mut self, started: Instant, made: &Result<Vetted<T>>) {
         self.timing.seeds += 1;
+        self.timing.accepted += u32::from(matches!(made, Ok(Ok(_))));
         self.timing.total += started.elapsed();
     }
 
