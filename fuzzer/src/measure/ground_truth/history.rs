@@ -263,34 +263,23 @@ impl History {
             .output()
             .context("cannot run gcc -print-multiarch")?;
         let triplet = String::from_utf8_lossy(&triplet.stdout).trim().to_string();
-        let mut log = String::new();
-        let mut step = |program: &str, args: &[String]| -> Result<bool> {
-            let output = Command::new(program)
-                .args(args)
-                .current_dir(dir)
-                .output()
-                .with_context(|| format!("cannot run {program} in {}", dir.display()))?;
-            log.push_str(&format!("$ {program} {}\n", args.join(" ")));
-            log.push_str(&String::from_utf8_lossy(&output.stdout));
-            log.push_str(&String::from_utf8_lossy(&output.stderr));
-            Ok(output.status.success())
-        };
+        let mut steps = BuildSteps::new(dir, &[]);
         let configure_args: Vec<String> = if triplet.is_empty() {
             Vec::new()
         } else {
             vec![format!("--triplet={triplet}")]
         };
-        if !step("./configure", &configure_args)? {
-            return Ok(Some(log));
+        if !steps.run("./configure", &configure_args)? {
+            return Ok(Some(steps.log));
         }
         let make = |extra: &[&str]| -> Vec<String> {
             let mut args = vec![format!("-j{}", self.jobs), "tcc".into(), "libtcc1.a".into()];
             args.extend(extra.iter().map(|s| s.to_string()));
             args
         };
-        let built = step("make", &make(&[]))? || step("make", &make(&["BCHECK_O="]))?;
+        let built = steps.run("make", &make(&[]))? || steps.run("make", &make(&["BCHECK_O="]))?;
         let complete = dir.join("tcc").is_file() && dir.join("libtcc1.a").is_file();
-        Ok((!(built && complete)).then_some(log))
+        Ok((!(built && complete)).then_some(steps.log))
     }
 
     /// Builds pcc in `dir`, configured for `prefix` and installed under it inside `dir` (see
@@ -299,36 +288,56 @@ impl History {
     /// `-fcommon`, which older sources need with today's gcc; its runtime and headers are
     /// linked from Debian's `libpcc-dev`.
     fn build_pcc(&self, dir: &Path, prefix: &Path) -> Result<Option<String>> {
-        let mut log = String::new();
-        let mut step = |program: &str, args: &[String]| -> Result<bool> {
-            let output = Command::new(program)
-                .args(args)
-                .current_dir(dir)
-                .env("CFLAGS", "-g -O2 -fcommon")
-                .output()
-                .with_context(|| format!("cannot run {program} in {}", dir.display()))?;
-            log.push_str(&format!("$ {program} {}\n", args.join(" ")));
-            log.push_str(&String::from_utf8_lossy(&output.stdout));
-            log.push_str(&String::from_utf8_lossy(&output.stderr));
-            Ok(output.status.success())
-        };
+        let mut steps = BuildSteps::new(dir, &[("CFLAGS", "-g -O2 -fcommon")]);
         let install = staged_install(dir, prefix);
-        let built = step("./configure", &[format!("--prefix={}", prefix.display())])?
-            && step("make", &[format!("-j{}", self.jobs)])?;
+        let built = steps.run("./configure", &[format!("--prefix={}", prefix.display())])?
+            && steps.run("make", &[format!("-j{}", self.jobs)])?;
         // `-k`: some snapshots fail to install a part no C compile uses (the 2022 one, `cc2`),
         // and stop before the driver. What a compile needs is checked after.
         let destdir = format!("DESTDIR={}", dir.join(STAGED).display());
         let installed = built && {
-            step("make", &["-k".into(), "install".into(), destdir])?;
+            steps.run("make", &["-k".into(), "install".into(), destdir])?;
             ["bin/pcc", "libexec/ccom", "libexec/cpp"]
                 .iter()
                 .all(|part| install.join(part).is_file())
         };
         if !installed {
-            return Ok(Some(log));
+            return Ok(Some(steps.log));
         }
         link_debian_pcc_libs(&install)?;
         Ok(None)
+    }
+}
+
+/// A build's steps, run in its directory; what they print is gathered for the log of a
+/// commit that does not build.
+struct BuildSteps<'a> {
+    dir: &'a Path,
+    env: &'a [(&'a str, &'a str)],
+    log: String,
+}
+
+impl<'a> BuildSteps<'a> {
+    fn new(dir: &'a Path, env: &'a [(&'a str, &'a str)]) -> Self {
+        BuildSteps {
+            dir,
+            env,
+            log: String::new(),
+        }
+    }
+
+    /// Runs one step; whether it succeeded.
+    fn run(&mut self, program: &str, args: &[String]) -> Result<bool> {
+        let output = Command::new(program)
+            .args(args)
+            .current_dir(self.dir)
+            .envs(self.env.iter().copied())
+            .output()
+            .with_context(|| format!("cannot run {program} in {}", self.dir.display()))?;
+        self.log.push_str(&format!("$ {program} {}\n", args.join(" ")));
+        self.log.push_str(&String::from_utf8_lossy(&output.stdout));
+        self.log.push_str(&String::from_utf8_lossy(&output.stderr));
+        Ok(output.status.success())
     }
 }
 
