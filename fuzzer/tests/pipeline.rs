@@ -218,11 +218,24 @@ fn no_variants_per_seed_is_plain_differential_testing() {
     let report = client_report(&out);
     assert!(report.executions >= 6, "{report:?}\n{log}");
     assert_eq!(report.mcmc.proposals, 0, "{report:?}");
-    let seeds = SeedStore::open(out.join("seeds")).unwrap().ids().unwrap().len();
+    let store = SeedStore::open(out.join("seeds")).unwrap();
+    let ids = store.ids().unwrap();
+    let seeds = ids.len();
     assert!(seeds >= 4, "{seeds} seeds\n{log}");
+    // Nothing reads a valuation profile here, so none is made.
+    for id in &ids {
+        assert!(
+            store.valuation(id).unwrap().is_none(),
+            "seed {id} has a valuation profile"
+        );
+    }
     // Seed making is most of such a campaign: the report says how much, and the vetting's part.
+    // Every seed executed was accepted, and the report counts it (the store may forget some;
+    // a seed made as the campaign stops may go unexecuted).
     let making = &report.seed_making;
-    assert!(making.candidates as usize >= seeds, "{making:?}");
+    assert!(making.candidates >= making.accepted, "{making:?}");
+    assert!(making.accepted as usize >= seeds, "{making:?}");
+    assert!(u64::from(making.accepted) >= report.executions, "{report:?}");
     assert!(
         0.0 < making.sanitizer_seconds && making.sanitizer_seconds < making.seconds,
         "{making:?}"
