@@ -81,6 +81,21 @@ fn two_commit_history(
     (git(repo, &["rev-parse", "HEAD~1"]), git(repo, &["rev-parse", "HEAD"]))
 }
 
+/// `ccfuzz experiment ground-truth` on `repo` with `config` and the build cache `cache`, one
+/// repetition of 20 s.
+fn ground_truth(repo: &Path, config: &Path, cache: &Path) -> Command {
+    let mut command = ccfuzz();
+    command
+        .args(["experiment", "ground-truth", "--history"])
+        .arg(repo)
+        .arg("--config")
+        .arg(config)
+        .arg("--build-cache")
+        .arg(cache)
+        .args(["--seconds", "20", "--repetitions", "1"]);
+    command
+}
+
 /// A directory of one seed, a bug's test of `bugs/`.
 fn seeds_of(dir: &Path, bug: &str) -> PathBuf {
     let seeds = dir.join("seeds");
@@ -111,17 +126,11 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
     let cache = dir.path().join("builds");
     let out = dir.path().join("gt");
     // A relative --out: the bisection's compilers run inside it, elsewhere than here.
-    let output = ccfuzz()
+    let output = ground_truth(&repo, &config, &cache)
         .current_dir(dir.path())
-        .args(["experiment", "ground-truth", "--history"])
-        .arg(&repo)
         .args(["--from", "HEAD~1", "--setup"])
         .arg(format!("seeded: seeds={} variants-per-seed=0", seeds.display()))
-        .args(["--seconds", "20", "--repetitions", "1", "--cores", "0", "--config"])
-        .arg(&config)
-        .arg("--build-cache")
-        .arg(&cache)
-        .args(["--out", "gt"])
+        .args(["--cores", "0", "--out", "gt"])
         .output()
         .unwrap();
     let log = text(&output);
@@ -173,16 +182,10 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
     let known = dir.path().join("known-bugs");
     std::fs::write(&known, format!("{fixed} # {FIX_SUBJECT}\n")).unwrap();
     let again = out.clone();
-    let output = ccfuzz()
-        .args(["experiment", "ground-truth", "--history"])
-        .arg(&repo)
+    let output = ground_truth(&repo, &config, &cache)
         .args(["--from", &broken, "--to", &fixed, "--setup"])
         .arg(format!("seeded: seeds={} variants-per-seed=0", seeds.display()))
-        .args(["--seconds", "20", "--repetitions", "1", "--cores", "0", "--config"])
-        .arg(&config)
-        .arg("--build-cache")
-        .arg(&cache)
-        .arg("--known-bugs")
+        .args(["--cores", "0", "--known-bugs"])
         .arg(&known)
         .arg("--out")
         .arg(&again)
@@ -223,27 +226,12 @@ fn ground_truth_builds_a_pcc_history_and_names_its_correcting_commit() {
     let seeds = seeds_of(dir.path(), "pcc-ulong-to-long-double-stack");
     let config = write_config(dir.path(), &["gcc -O1"], 60.0);
     let out = dir.path().join("gt");
-    let output = ccfuzz()
-        .args(["experiment", "ground-truth", "--history"])
-        .arg(&repo)
+    let output = ground_truth(&repo, &config, &dir.path().join("builds"))
         .args(["--from", "HEAD~1", "--options=-O", "--setup"])
         .arg(format!("seeded: seeds={} variants-per-seed=0", seeds.display()))
         .arg("--setup")
         .arg(format!("hermes: seeds={} mutators=hermes", seeds.display()))
-        .args([
-            "--seconds",
-            "20",
-            "--repetitions",
-            "1",
-            "--paired",
-            "--cores",
-            "0,1",
-            "--config",
-        ])
-        .arg(&config)
-        .arg("--build-cache")
-        .arg(dir.path().join("builds"))
-        .arg("--out")
+        .args(["--paired", "--cores", "0,1", "--out"])
         .arg(&out)
         .output()
         .unwrap();
