@@ -3,7 +3,9 @@
 //! c771cb52 ("Fix code suppression during nocode_wanted") applied by hand. A campaign seeded
 //! with the dead-`||` program of `bugs/` finds it against the first commit, and the bisection
 //! must name the second commit as its correcting commit; `ccfuzz triage --history` buckets
-//! the run's findings by it too. Started again, the benchmark reuses the run it finished.
+//! the run's findings by it too. A second setup finds it with the first commit's build
+//! instrumented by afl-clang-fast (`coverage=afl`). Started again, the benchmark reuses the
+//! run it finished.
 //!
 //! The same for pcc, whose history is told apart by its sources: upstream's 2022-03-31
 //! snapshot (the one Debian packages), then the fix of `bugs/pcc-ulong-to-long-double-stack`
@@ -125,19 +127,40 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
     let config = write_config(dir.path(), &["gcc -O1"], 60.0);
     let cache = dir.path().join("builds");
     let out = dir.path().join("gt");
-    // A relative --out: the bisection's compilers run inside it, elsewhere than here.
+    // A relative --out: the bisection's compilers run inside it, elsewhere than here. The
+    // second setup tests the AFL-instrumented build; paired on one core, the two setups run
+    // one after the other.
     let output = ground_truth(&repo, &config, &cache)
         .current_dir(dir.path())
         .args(["--from", "HEAD~1", "--setup"])
         .arg(format!("seeded: seeds={} variants-per-seed=0", seeds.display()))
-        .args(["--cores", "0", "--out", "gt"])
+        .arg("--setup")
+        .arg(format!(
+            "covered: seeds={} variants-per-seed=0 coverage=afl",
+            seeds.display()
+        ))
+        .args(["--paired", "--cores", "0", "--out", "gt"])
         .output()
         .unwrap();
     let log = text(&output);
     assert!(output.status.success(), "{log}");
-    // Both commits were built, once each, into the cache under their hashes.
+    // Both commits were built, once each, into the cache under their hashes, and the first
+    // also with afl-clang-fast, whose edges the second setup's campaign observed.
     for hash in [&broken, &fixed] {
         assert!(cache.join(hash).join("tcc").is_file(), "{hash} not built: {log}");
+    }
+    assert!(cache.join(format!("{broken}-afl/tcc")).is_file(), "{log}");
+    let afl_config = std::fs::read_to_string(out.join("configuration-afl.toml")).unwrap();
+    assert!(
+        afl_config.contains(&format!("{broken}-afl/tcc -B")) && afl_config.contains("coverage = \"afl\""),
+        "{afl_config}"
+    );
+    let report = std::fs::read_to_string(out.join("covered-1/clients/client-1.json")).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+    assert!(report["covered"]["edges_covered"].as_u64().unwrap() > 1000, "{report}");
+    for setup in ["seeded", "covered"] {
+        let finished = std::fs::read_to_string(out.join(format!("{setup}-1.finished"))).unwrap();
+        assert!(finished.contains("[\n    0\n  ]"), "{finished}");
     }
     // The seed itself is the finding (it prints nothing and exits 5 under the first commit),
     // and its program passes under the second.
@@ -153,7 +176,10 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
         .lines()
         .find(|l| l.starts_with(&fixed[..10]))
         .unwrap_or_else(|| panic!("{bugs}"));
-    assert!(row.contains(FIX_SUBJECT) && row.contains(",no,1,seeded,"), "{bugs}");
+    assert!(
+        row.contains(FIX_SUBJECT) && row.contains(",no,1,seeded;covered,"),
+        "{bugs}"
+    );
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("| seeded (`seeds="), "{report}");
     assert!(report.contains(FIX_SUBJECT), "{report}");

@@ -44,7 +44,7 @@ pub struct GroundTruthArgs {
     cores: Vec<usize>,
     /// Run the setups of each repetition at the same time, one core each (the first setup on
     /// the first core, …): a paired design, in which the setups meet the same load of a shared
-    /// machine.
+    /// machine. With more setups than cores they run in groups of as many as there are cores.
     #[arg(long)]
     paired: bool,
     /// Where each commit's build is cached, under its hash.

@@ -43,6 +43,16 @@ impl CompilerKind {
     }
 }
 
+/// How a commit's compiler is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Instrumentation {
+    /// By the system's C compiler: the compiler a campaign tests and bisection probes.
+    None,
+    /// By AFL++'s `afl-clang-fast`: its edges are a campaign's compiler coverage. Cached apart,
+    /// as `<hash>-afl`.
+    Afl,
+}
+
 /// Where Debian's `libpcc-dev` keeps pcc's runtime and headers.
 const DEBIAN_PCC_LIBS: &str = "/usr/lib/pcc";
 
@@ -165,21 +175,27 @@ impl History {
     /// The compiler of commit `index`, built now if it is not cached; `None` when it does not
     /// build (its log stays beside the cache as `<hash>.failed`).
     pub fn build(&self, index: usize) -> Result<Option<Build>> {
+        self.build_with(index, Instrumentation::None)
+    }
+
+    /// The compiler of commit `index` built with `instrumentation`, as [`History::build`].
+    pub fn build_with(&self, index: usize, instrumentation: Instrumentation) -> Result<Option<Build>> {
         let hash = &self.commits[index].hash;
-        if let Some(known) = self.built.lock().expect("build cache lock").get(hash) {
+        let key = match instrumentation {
+            Instrumentation::None => hash.clone(),
+            Instrumentation::Afl => format!("{hash}-afl"),
+        };
+        if let Some(known) = self.built.lock().expect("build cache lock").get(&key) {
             return Ok(known.clone());
         }
-        let build = self.build_uncached(hash)?;
-        self.built
-            .lock()
-            .expect("build cache lock")
-            .insert(hash.clone(), build.clone());
+        let build = self.build_uncached(hash, &key, instrumentation)?;
+        self.built.lock().expect("build cache lock").insert(key, build.clone());
         Ok(build)
     }
 
-    fn build_uncached(&self, hash: &str) -> Result<Option<Build>> {
-        let dir = self.cache.join(hash);
-        let failed = self.cache.join(format!("{hash}.failed"));
+    fn build_uncached(&self, hash: &str, key: &str, instrumentation: Instrumentation) -> Result<Option<Build>> {
+        let dir = self.cache.join(key);
+        let failed = self.cache.join(format!("{key}.failed"));
         let build = |dir: PathBuf| Build {
             dir,
             kind: self.kind,
@@ -191,13 +207,20 @@ impl History {
         if failed.is_file() {
             return Ok(None);
         }
-        let staging = self.cache.join(format!(".{hash}.{}", std::process::id()));
+        let staging = self.cache.join(format!(".{key}.{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&staging);
         std::fs::create_dir_all(&staging)?;
-        log::info!("building {} at {hash}", self.kind.name());
+        log::info!(
+            "building {} at {hash} ({instrumentation:?} instrumentation)",
+            self.kind.name()
+        );
+        let cc = match instrumentation {
+            Instrumentation::None => None,
+            Instrumentation::Afl => Some("afl-clang-fast"),
+        };
         let result = self.extract(hash, &staging).and_then(|()| match self.kind {
-            CompilerKind::TinyCC => self.configure_and_make(&staging),
-            CompilerKind::Pcc => self.build_pcc(&staging, &dir),
+            CompilerKind::TinyCC => self.configure_and_make(&staging, cc),
+            CompilerKind::Pcc => self.build_pcc(&staging, &dir, cc),
         });
         match result {
             Ok(None) => {
@@ -256,19 +279,21 @@ impl History {
 
     /// Configures and makes the compiler in `dir`: `None` when it built, else the build's log.
     /// A runtime that fails with its bounds checker (0.9.27's does not compile against
-    /// today's glibc) is made again without it; no campaign option uses `-b`.
-    fn configure_and_make(&self, dir: &Path) -> Result<Option<String>> {
+    /// today's glibc) is made again without it; no campaign option uses `-b`. `cc` replaces
+    /// the system's C compiler.
+    fn configure_and_make(&self, dir: &Path, cc: Option<&str>) -> Result<Option<String>> {
         let triplet = Command::new("gcc")
             .arg("-print-multiarch")
             .output()
             .context("cannot run gcc -print-multiarch")?;
         let triplet = String::from_utf8_lossy(&triplet.stdout).trim().to_string();
         let mut steps = BuildSteps::new(dir, &[]);
-        let configure_args: Vec<String> = if triplet.is_empty() {
+        let mut configure_args: Vec<String> = if triplet.is_empty() {
             Vec::new()
         } else {
             vec![format!("--triplet={triplet}")]
         };
+        configure_args.extend(cc.map(|cc| format!("--cc={cc}")));
         if !steps.run("./configure", &configure_args)? {
             return Ok(Some(steps.log));
         }
@@ -286,9 +311,11 @@ impl History {
     /// [`staged_install`]): `None` when its driver, preprocessor and compiler are there, else
     /// the build's log. It is built with
     /// `-fcommon`, which older sources need with today's gcc; its runtime and headers are
-    /// linked from Debian's `libpcc-dev`.
-    fn build_pcc(&self, dir: &Path, prefix: &Path) -> Result<Option<String>> {
-        let mut steps = BuildSteps::new(dir, &[("CFLAGS", "-g -O2 -fcommon")]);
+    /// linked from Debian's `libpcc-dev`. `cc` replaces the system's C compiler.
+    fn build_pcc(&self, dir: &Path, prefix: &Path, cc: Option<&str>) -> Result<Option<String>> {
+        let mut env = vec![("CFLAGS", "-g -O2 -fcommon")];
+        env.extend(cc.map(|cc| ("CC", cc)));
+        let mut steps = BuildSteps::new(dir, &env);
         let install = staged_install(dir, prefix);
         let built = steps.run("./configure", &[format!("--prefix={}", prefix.display())])?
             && steps.run("make", &[format!("-j{}", self.jobs)])?;

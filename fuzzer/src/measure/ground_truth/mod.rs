@@ -16,9 +16,9 @@ pub mod history;
 pub mod known;
 pub mod results;
 
-use crate::config::{CompilerConfig, Config, ReferenceGate};
+use crate::config::{CompilerConfig, Config, Coverage, ReferenceGate};
 use crate::measure::bug_rate::NamedSetup;
-use crate::measure::experiment::{beside, read_run, run_once, Run, RunPlan};
+use crate::measure::experiment::{beside, read_run, run_once, Run, RunPlan, Setup};
 use anyhow::{bail, Context, Result};
 use ccfuzz_triage::finding::saved_findings;
 use classify::{BugClass, Classifier};
@@ -99,20 +99,15 @@ impl FinishedRun {
 
 /// A setup's run into `dir`: the one finished there before if it is `wanted`, else a new one,
 /// recorded as finished once its campaign has ended; with the time it started.
-fn obtain_run(run_plan: &RunPlan, named: &NamedSetup, dir: &Path, wanted: FinishedRun) -> Result<(Run, SystemTime)> {
+fn obtain_run(run_plan: &RunPlan, setup: &Setup, dir: &Path, wanted: FinishedRun) -> Result<(Run, SystemTime)> {
     if let Some(done) = FinishedRun::read(dir).filter(|done| done.same_run(&wanted)) {
         log::info!("run {} finished before: its results are reused", dir.display());
         return Ok((read_run(dir)?, UNIX_EPOCH + Duration::from_secs(done.started)));
     }
-    log::info!(
-        "run {} on cores {:?}: {}",
-        dir.display(),
-        wanted.cores,
-        named.setup.label
-    );
+    log::info!("run {} on cores {:?}: {}", dir.display(), wanted.cores, setup.label);
     let _ = std::fs::remove_file(beside(dir, "finished"));
     let started = SystemTime::now();
-    let run = run_once(run_plan, &named.setup, &wanted.cores, dir)?;
+    let run = run_once(run_plan, setup, &wanted.cores, dir)?;
     let started_unix = started.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     FinishedRun {
         started: started_unix,
@@ -139,6 +134,35 @@ fn campaign_config(base: &Config, tested: &str) -> Config {
     config
 }
 
+/// A setup's `coverage=afl`, a key of the benchmark rather than of `ccfuzz fuzz`: the setup
+/// tests the build of `--from` instrumented by `afl-clang-fast` and observes its edges, which
+/// guide the chains' energy. Returns the setup without the key, and whether it had it.
+fn afl_coverage(setup: &Setup) -> Result<(Setup, bool)> {
+    let mut args = Vec::new();
+    let mut afl = false;
+    for pair in setup.args.chunks(2) {
+        match pair {
+            [key, value] if key == "--coverage" => {
+                if value != "afl" {
+                    bail!(
+                        "setup `{}`: coverage={value} is not known (coverage=afl is)",
+                        setup.label
+                    );
+                }
+                afl = true;
+            }
+            _ => args.extend(pair.iter().cloned()),
+        }
+    }
+    Ok((
+        Setup {
+            label: setup.label.clone(),
+            args,
+        },
+        afl,
+    ))
+}
+
 /// Runs the benchmark and returns its report.
 pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Result<String> {
     if setups.is_empty() {
@@ -160,6 +184,30 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
     let config = campaign_config(&plan.base_config, &tested.command_line());
     let config_path = plan.out.join("configuration.toml");
     std::fs::write(&config_path, config.to_toml())?;
+    // Each setup's options and configuration (the instrumented build's for `coverage=afl`).
+    let mut prepared: Vec<(Setup, Config, PathBuf)> = Vec::new();
+    for named in setups {
+        let (setup, afl) = afl_coverage(&named.setup)?;
+        if !afl {
+            prepared.push((setup, config.clone(), config_path.clone()));
+            continue;
+        }
+        let Some(instrumented) = history.build_with(0, history::Instrumentation::Afl)? else {
+            bail!(
+                "{} at --from {} does not build with afl-clang-fast (setup {})",
+                history.kind.name(),
+                plan.from,
+                named.name
+            );
+        };
+        let mut afl_config = config.clone();
+        let mut tested = CompilerConfig::new(instrumented.command_line());
+        tested.observe.coverage = Some(Coverage::Afl);
+        afl_config.configurations = vec![tested];
+        let path = plan.out.join("configuration-afl.toml");
+        std::fs::write(&path, afl_config.to_toml())?;
+        prepared.push((setup, afl_config, path));
+    }
     let mut classifier = Classifier::new(&history, &config, &plan.out.join("bisect"), Vec::new())?;
     let known = match &plan.known {
         Some(path) => {
@@ -178,16 +226,11 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
         cores: plan.cores.clone(),
         out: plan.out.clone(),
     };
-    if plan.paired && plan.cores.len() < setups.len() {
-        bail!(
-            "--paired runs the {} setups at once, one core each: give at least as many --cores",
-            setups.len()
-        );
-    }
-    // The cores of each setup's runs: all of them, or one each when the setups run paired.
+    // The cores of each setup's runs: all of them, or one each when the setups run paired, in
+    // groups of as many setups as there are cores (setup i on the (i mod cores)-th core).
     let cores_of = |index: usize| -> Vec<usize> {
         if plan.paired {
-            vec![plan.cores[index]]
+            vec![plan.cores[index % plan.cores.len()]]
         } else {
             plan.cores.clone()
         }
@@ -198,31 +241,36 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
     for repetition in 1..=plan.repetitions {
         let obtain = |index: usize| {
             let named = &setups[index];
+            let (setup, setup_config, setup_config_path) = &prepared[index];
             let wanted = FinishedRun {
                 setup: named.setup.label.clone(),
                 from: history.commits[0].hash.clone(),
-                configuration: config.to_toml(),
+                configuration: setup_config.to_toml(),
                 seconds: plan.seconds,
                 cores: cores_of(index),
                 started: 0,
             };
+            let run_plan = RunPlan {
+                config: setup_config_path.clone(),
+                ..run_plan.clone()
+            };
             obtain_run(
                 &run_plan,
-                named,
+                setup,
                 &plan.out.join(format!("{}-{repetition}", named.name)),
                 wanted,
             )
         };
         let obtained: Vec<Result<(Run, SystemTime)>> = if plan.paired {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..setups.len())
-                    .map(|index| scope.spawn(move || obtain(index)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("a run's thread panicked"))
-                    .collect()
-            })
+            let indices: Vec<usize> = (0..setups.len()).collect();
+            let mut obtained = Vec::new();
+            for group in indices.chunks(plan.cores.len()) {
+                std::thread::scope(|scope| {
+                    let handles: Vec<_> = group.iter().map(|&index| scope.spawn(move || obtain(index))).collect();
+                    obtained.extend(handles.into_iter().map(|h| h.join().expect("a run's thread panicked")));
+                });
+            }
+            obtained
         } else {
             (0..setups.len()).map(obtain).collect()
         };
