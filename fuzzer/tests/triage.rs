@@ -1,6 +1,7 @@
 //! `ccfuzz triage` end to end on a real TinyCC 0.9.27 bug: a campaign against `tcc -b` finds
 //! it in two different programs, and triage reduces one, finds it UB-free, absorbs the other
-//! by its cheap fingerprint into one bug and writes a report whose script reproduces it.
+//! by its cheap fingerprint into one bug and writes a report whose script reproduces it. A
+//! finding of a bug on a known-bugs list is counted apart instead.
 
 mod common;
 
@@ -230,4 +231,56 @@ fn a_second_finding_of_a_reduced_bug_is_absorbed_without_reduction() {
         "{tmpdirs}"
     );
     assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
+}
+
+#[test]
+#[ignore = "runs compiler campaigns: make test"]
+fn a_finding_of_a_known_bug_is_counted_apart_and_not_reduced() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = write_config(dir.path(), &["gcc -O0 -funsigned-char"], 60.0);
+    // The known bug's reduced test and the finding are different programs that both print
+    // something else under -funsigned-char: one bug, whose fingerprint is the flag.
+    let plain_char = std::fs::read_to_string(seeds("char").join("plain_char.c")).unwrap();
+    let seed_dir = dir.path().join("seed");
+    std::fs::create_dir_all(&seed_dir).unwrap();
+    std::fs::write(seed_dir.join("a.c"), &plain_char).unwrap();
+    let id = store_seed(&out, &config, &seed_dir);
+    replay_insertion(&out, &config, id, "g = g;\n");
+    assert_eq!(findings(&out).len(), 1);
+    let lists = dir.path().join("lists");
+    std::fs::create_dir_all(lists.join("plain-char")).unwrap();
+    std::fs::write(lists.join("plain-char/test.c"), plain_char.replace("i < 10", "i < 12")).unwrap();
+    std::fs::write(
+        lists.join("known-bugs"),
+        "# one per line\nplain-char/test.c  # char is signed\nc771cb52 # a commit, left out without a history\n",
+    )
+    .unwrap();
+    // The list comes with the configuration, as a campaign's background triage reads it.
+    let triage_config = dir.path().join("triage.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.insert_str(0, &format!("known_bugs = \"{}\"\n", lists.join("known-bugs").display()));
+    std::fs::write(&triage_config, text).unwrap();
+
+    let log = triage_without_text_reduction(&out, &triage_config);
+    assert!(
+        log.contains("1 raw findings: 0 reduced, 0 duplicates of a reduced one, 1 of known bugs"),
+        "{log}"
+    );
+    assert!(log.contains("0 distinct bugs"), "{log}");
+    assert!(log.contains("a correcting commit needs --history"), "{log}");
+    let finding = findings(&out).remove(0);
+    let work = out.join("triage/work").join(finding.file_name().unwrap());
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(work.join("result.json")).unwrap()).unwrap();
+    assert_eq!(
+        result["verdict"]["known"]["bug"],
+        lists.join("plain-char/test.c").display().to_string(),
+        "{result}"
+    );
+    assert!(!work.join("reduced").exists(), "a known bug's finding is not reduced");
+
+    // Without the list, the same finding is a bug of its own.
+    std::fs::remove_dir_all(out.join("triage")).unwrap();
+    let log = triage_without_text_reduction(&out, &config);
+    assert!(log.contains("1 raw findings: 1 reduced"), "{log}");
 }

@@ -6,13 +6,15 @@
 //! are bucketed first, so that one representative per bucket is reduced and the others are
 //! absorbed when their cheap fingerprint matches. A reduced bug is tried again with the newest
 //! installed compilers of its family, and a gcc or clang bug under every installed version of its
-//! family (the version matrix).
+//! family (the version matrix). Findings of bugs on a known-bugs list are recognized by the
+//! same cheap fingerprint and counted apart.
 
 pub mod bucket;
 pub mod check;
 pub mod ddmin;
 pub mod finding;
 pub mod fingerprint;
+pub mod known;
 pub mod matrix;
 pub mod newest;
 pub mod pipeline;

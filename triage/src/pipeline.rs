@@ -1,6 +1,7 @@
 //! Triage of one finding, and of a campaign's findings directory: re-run (flaky or not),
 //! edit-list ddmin, text reduction, fingerprint. Findings are taken bucket by bucket; one that
-//! matches a reduced representative's cheap fingerprint is absorbed without reduction. Each
+//! matches a reduced representative's cheap fingerprint is absorbed without reduction, and one
+//! that matches a known bug's reduced test is counted apart (see [`crate::known`]). Each
 //! finding's result is kept in its work directory, so triaging a growing campaign again only
 //! looks at the new findings.
 
@@ -9,6 +10,7 @@ use crate::check::{passes_arguments_by_prototype, run_script, Check, Guard, Misb
 use crate::ddmin::ddmin;
 use crate::finding::{saved_findings, FindingKind, SavedFinding};
 use crate::fingerprint::{crash_markers, crash_signal, fingerprint};
+use crate::known::KnownTests;
 use crate::matrix::version_matrix;
 use crate::newest::still_shows;
 use crate::reduce::{line_count, reduce};
@@ -332,8 +334,9 @@ fn empty_scratch(scratch: &Path) -> Result<()> {
 }
 
 /// Triage of a campaign directory: every finding of `OUT/findings` (those triaged before are
-/// read back from `OUT/triage/work`), merged into bugs written to `OUT/triage/bugs`.
-pub fn triage_campaign(out: &Path, options: &Options) -> Result<(Vec<Triaged>, Vec<Bug>)> {
+/// read back from `OUT/triage/work`), merged into bugs written to `OUT/triage/bugs`; `known`
+/// keeps its tests' fingerprints from one call to the next.
+pub fn triage_campaign(out: &Path, options: &Options, known: &mut KnownTests) -> Result<(Vec<Triaged>, Vec<Bug>)> {
     let _lock = TriageLock::take(&out.join("triage"))?;
     let scratch = scratch_dir(out);
     empty_scratch(&scratch)?;
@@ -362,7 +365,7 @@ pub fn triage_campaign(out: &Path, options: &Options) -> Result<(Vec<Triaged>, V
     for (saved, check) in &pending {
         let work = out.join("triage").join("work").join(&saved.name);
         log::info!("triaging {}", saved.name);
-        let triaged = absorb_or_triage(saved, check, &results, programs.as_ref(), &work, options);
+        let triaged = absorb_or_triage(saved, check, &results, known, programs.as_ref(), &work, options);
         empty_scratch(&scratch)?;
         match triaged {
             Ok(result) => {
@@ -390,18 +393,19 @@ pub fn triage_campaign(out: &Path, options: &Options) -> Result<(Vec<Triaged>, V
     Ok((results, bugs))
 }
 
-/// A finding whose bucket has reduced members: its cheap fingerprint first, and it is a
-/// duplicate when a representative has the same; otherwise (and for a first of its bucket) the
-/// whole triage.
+/// A finding whose bucket has reduced members, or when bugs are known: its cheap fingerprint
+/// first, and it is a known bug's when a known bug's reduced test has the same, a duplicate when
+/// a representative has; otherwise (and for a first of its bucket) the whole triage.
 fn absorb_or_triage(
     saved: &SavedFinding,
     check: &Check,
     results: &[Triaged],
+    known: &mut KnownTests,
     programs: Option<&Programs>,
     work: &Path,
     options: &Options,
 ) -> Result<Triaged> {
-    if !has_representatives(check, results) {
+    if !has_representatives(check, results) && known.is_empty() {
         return triage_finding(saved, programs, work, options, None);
     }
     let started = Instant::now();
@@ -420,22 +424,29 @@ fn absorb_or_triage(
         return triage_finding(saved, programs, work, options, None);
     }
     let cheap = fingerprint_unreduced(check, &script, &start, work)?;
-    let Some(first) = representative(check, &cheap, results) else {
+    let (verdict, fingerprint) = if let Some(bug) = known.matching(check, &cheap, work)? {
+        (Verdict::Known { bug }, None)
+    } else if let Some(first) = representative(check, &cheap, results) {
+        (
+            Verdict::Duplicate {
+                of: first.finding.clone(),
+            },
+            first.fingerprint.clone(),
+        )
+    } else {
         return triage_finding(saved, programs, work, options, Some(cheap));
     };
     Ok(Triaged {
         finding: saved.name.clone(),
         kind: saved.finding.kind,
         configuration: saved.finding.configuration.clone(),
-        verdict: Verdict::Duplicate {
-            of: first.finding.clone(),
-        },
+        verdict,
         check: check.clone(),
         edits_before: saved.finding.edits.len(),
         edits_after: saved.finding.edits.len(),
         lines_before: line_count(&variant),
         lines_after: line_count(&variant),
-        fingerprint: first.fingerprint.clone(),
+        fingerprint,
         cheap_fingerprint: Some(cheap),
         reason: None,
         test: start,

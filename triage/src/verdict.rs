@@ -23,6 +23,9 @@ pub enum Verdict {
     /// Shows the symptom with the cheap fingerprint of the reduced finding `of`, in its bucket:
     /// not reduced again.
     Duplicate { of: String },
+    /// Shows the symptom with the cheap fingerprint of a known bug's reduced test `bug` (see
+    /// [`crate::known`]): counted apart, not reduced.
+    Known { bug: PathBuf },
 }
 
 /// The result of triaging one finding (`result.json` in its work directory).

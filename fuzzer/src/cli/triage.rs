@@ -6,6 +6,7 @@ use crate::config::installed::{matrix_versions, versions, which};
 use crate::config::Config;
 use anyhow::{bail, Context, Result};
 use ccfuzz_triage::check::Guard;
+use ccfuzz_triage::known::{read_known_bugs, KnownTests};
 use ccfuzz_triage::pipeline::{scratch_dir, triage_campaign, Options};
 use ccfuzz_triage::reduce::available_reducer;
 use ccfuzz_triage::report::table;
@@ -50,7 +51,10 @@ impl TriageArgs {
         let config = self
             .config
             .or_else(|| Some(self.out.join("configuration.toml")).filter(|p| p.is_file()));
-        let config = load_config(config.as_deref())?;
+        let mut config = load_config(config.as_deref())?;
+        if self.history.known_bugs.is_some() {
+            config.known_bugs = self.history.known_bugs.clone();
+        }
         if self.history.bucket(&self.out, &config)? {
             return Ok(());
         }
@@ -119,7 +123,8 @@ pub fn choose_reducer(name: Option<&str>) -> Result<Option<String>> {
 }
 
 /// Triages the campaign in `out` once, or, with `watch`, again every `watch` seconds (for
-/// findings that arrived meanwhile) until killed.
+/// findings that arrived meanwhile) until killed. Findings of the configuration's known bugs
+/// are counted apart.
 pub fn run_triage(
     out: &Path,
     config: &Config,
@@ -136,10 +141,14 @@ pub fn run_triage(
         newest: newest_compilers(),
         matrix: ["gcc", "clang"].into_iter().flat_map(matrix_versions).collect(),
     };
+    let mut known = match &config.known_bugs {
+        Some(list) => KnownTests::from_list(&read_known_bugs(list)?)?,
+        None => KnownTests::default(),
+    };
     // A watching triage prints its summary when it changed, not every round: the log stays small.
     let mut last_summary = String::new();
     loop {
-        let summary = triage_once(out, &options)?;
+        let summary = triage_once(out, &options, &mut known)?;
         if summary != last_summary {
             print!("{summary}");
             last_summary = summary;
@@ -152,17 +161,18 @@ pub fn run_triage(
 }
 
 /// Triages what is new and returns the summary of all of it.
-fn triage_once(out: &Path, options: &Options) -> Result<String> {
+fn triage_once(out: &Path, options: &Options, known: &mut KnownTests) -> Result<String> {
     use std::fmt::Write;
-    let (results, bugs) = triage_campaign(out, options)?;
+    let (results, bugs) = triage_campaign(out, options, known)?;
     let mut summary = String::new();
     let count = |wanted: fn(&Verdict) -> bool| results.iter().filter(|r| wanted(&r.verdict)).count();
     writeln!(
         summary,
-        "{} raw findings: {} reduced, {} duplicates of a reduced one, {} flaky, {} rejected by the UB guard, {} not reproduced",
+        "{} raw findings: {} reduced, {} duplicates of a reduced one, {} of known bugs, {} flaky, {} rejected by the UB guard, {} not reproduced",
         results.len(),
         count(|v| *v == Verdict::Reduced),
         count(|v| matches!(v, Verdict::Duplicate { .. })),
+        count(|v| matches!(v, Verdict::Known { .. })),
         count(|v| matches!(v, Verdict::Flaky { .. })),
         count(|v| *v == Verdict::RejectedByGuard),
         count(|v| *v == Verdict::NotReproduced),

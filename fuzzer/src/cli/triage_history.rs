@@ -26,7 +26,8 @@ pub struct HistoryArgs {
     /// Options the campaign tested the compiler with, e.g. pcc's `-O`.
     #[arg(long = "history-options", default_value = "", allow_hyphen_values = true)]
     pub options: String,
-    /// Known bugs (correcting commits or reduced tests), marked as such.
+    /// Known bugs (correcting commits, with --history, or reduced tests), counted apart and not
+    /// reduced; default: the configuration's `known_bugs`.
     #[arg(long)]
     pub known_bugs: Option<PathBuf>,
 }

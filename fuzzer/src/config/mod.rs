@@ -206,6 +206,10 @@ pub struct Config {
     /// When the reference compiles a variant.
     #[serde(default)]
     pub reference_gate: ReferenceGate,
+    /// A known-bugs list (`ccfuzz_triage::known`, relative to where ccfuzz runs): triage
+    /// counts their new findings apart and does not reduce them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_bugs: Option<std::path::PathBuf>,
 }
 
 /// When the validity gate's reference compiles a variant.
@@ -306,6 +310,7 @@ impl Config {
             p_profile: default_p_profile(),
             background_triage: false,
             reference_gate: ReferenceGate::First,
+            known_bugs: None,
         }
     }
 

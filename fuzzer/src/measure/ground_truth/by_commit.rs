@@ -4,10 +4,11 @@
 
 use super::classify::{BugClass, Classifier};
 use super::history::History;
-use super::known::{known_positions, read_known_bugs};
+use super::known_commits::known_positions;
 use crate::config::Config;
 use anyhow::{Context, Result};
 use ccfuzz_triage::finding::saved_findings;
+use ccfuzz_triage::known::read_known_bugs;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;

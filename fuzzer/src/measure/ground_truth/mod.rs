@@ -4,7 +4,7 @@
 //! setup runs R times for the same CPU time on the same cores against the compiler built at
 //! `--from` (reference `gcc -O0`); after each run its findings are bucketed by correcting
 //! commit, found by bisection along the first-parent history up to `--to`, before anything is
-//! reduced. Findings of a known bug (see [`known`]) are recognized by two program runs and
+//! reduced. Findings of a known bug (see [`known_commits`]) are recognized by two program runs and
 //! counted apart. Finished runs are kept and reused when the benchmark is started again (see
 //! [`FinishedRun`]). `report.md`, `bugs.csv`, `findings.csv` and `bugs-over-time.{png,svg}` go
 //! to `--out`.
@@ -13,7 +13,7 @@ pub mod bisect;
 pub mod by_commit;
 pub mod classify;
 pub mod history;
-pub mod known;
+pub mod known_commits;
 pub mod results;
 
 use crate::config::{CompilerConfig, Config, Coverage, ReferenceGate};
@@ -211,8 +211,8 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
     let mut classifier = Classifier::new(&history, &config, &plan.out.join("bisect"), Vec::new())?;
     let known = match &plan.known {
         Some(path) => {
-            let listed = known::read_known_bugs(path)?;
-            known::known_positions(&listed, &mut classifier)?
+            let listed = ccfuzz_triage::known::read_known_bugs(path)?;
+            known_commits::known_positions(&listed, &mut classifier)?
         }
         None => Vec::new(),
     };
