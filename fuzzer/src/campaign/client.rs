@@ -230,6 +230,7 @@ pub fn client<EM: ClientEvents>(
         ChainMutator::new(
             programs_for_mutator,
             options.mcmc.families.clone(),
+            options.mcmc.family_choice,
             options.mcmc.longest_chain,
         ),
         nonzero!(1),

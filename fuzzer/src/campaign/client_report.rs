@@ -7,7 +7,7 @@ use crate::campaign::options::CampaignState;
 use crate::exec::executor::ExecutorTotals;
 use crate::exec::repeats::RepeatedTexts;
 use crate::judge::validity::InvalidVariants;
-use crate::mcmc::McmcChains;
+use crate::mcmc::{FamilyYields, McmcChains};
 use crate::ops::usage::cpu_seconds;
 use crate::seeds::SeedTiming;
 use ccfuzz_observers::counters::Counters;
@@ -37,6 +37,9 @@ pub struct ClientReport {
     pub covered: BTreeMap<String, u64>,
     /// Variants the validity gate stopped, by proposing family.
     pub invalid: InvalidVariants,
+    /// Proposals, their seconds, findings and novelty, by family.
+    #[serde(default)]
+    pub families: FamilyYields,
     /// Seconds since the client (re)started, and how many of them went into making seeds.
     pub wall_seconds: f64,
     pub seed_making: SeedMakingReport,
@@ -226,6 +229,7 @@ pub fn write_client_report(
         counters: figures.totals.counters.clone(),
         covered: figures.covered,
         invalid: state.metadata::<InvalidVariants>().cloned().unwrap_or_default(),
+        families: state.metadata::<FamilyYields>().cloned().unwrap_or_default(),
         wall_seconds: figures.wall.as_secs_f64(),
         seed_making: SeedMakingReport::of(figures.seed_timing, figures.seed_cpu),
         reused_runs: figures.totals.reused_runs,

@@ -3,7 +3,7 @@
 use crate::campaign::{run_campaign, CampaignOptions, MixedSource, SeedSource};
 use crate::cli::generate_orange::{policies, PolicyName};
 use crate::config::Config;
-use crate::mcmc::{Family, Guidance, McmcOptions};
+use crate::mcmc::{Family, FamilyChoice, Guidance, McmcOptions};
 use anyhow::Result;
 use ccfuzz_mutators::athena::AthenaParams;
 use ccfuzz_mutators::flow_graph::DistanceWeights;
@@ -161,6 +161,10 @@ pub struct McmcArgs {
     /// Mutator families proposing the chains' moves, drawn uniformly.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "athena,hermes")]
     mutators: Vec<Family>,
+    /// How a proposal's family is drawn: `uniform`, or `yield` (in proportion to each family's
+    /// recent findings and novelty per second, a tenth of the draws at least for each of three).
+    #[arg(long, value_enum, default_value = "uniform")]
+    family_choice: FamilyChoice,
     /// Proposals on one seed's chain before turning to the next seed.
     #[arg(long, default_value_t = 25)]
     proposals_per_turn: u64,
@@ -216,6 +220,7 @@ impl McmcArgs {
             proposals_per_turn: self.proposals_per_turn,
             active_chains: self.active_chains.max(1),
             families: self.mutators,
+            family_choice: self.family_choice,
             longest_chain: (self.longest_chain > 0).then_some(self.longest_chain),
             decision_log_bytes: self.decision_log_mb << 20,
         }

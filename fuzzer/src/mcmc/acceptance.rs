@@ -5,7 +5,7 @@
 
 use crate::mcmc::chains::Acceptance;
 use crate::mcmc::decision_log::fixed;
-use crate::mcmc::{DecisionLog, Guidance, McmcChains, PendingProposal};
+use crate::mcmc::{DecisionLog, FamilyYields, Guidance, McmcChains, PendingProposal};
 use ccfuzz_mutators::athena::AthenaParams;
 use ccfuzz_mutators::flow_graph::SeedGraph;
 use ccfuzz_mutators::input::Variant;
@@ -137,6 +137,10 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
             log::debug!("mcmc: {name} is not the pending proposal {}", pending.name);
             return Ok(false);
         }
+        let novelty = state.metadata::<Novelty>().copied().unwrap_or_default();
+        state
+            .metadata_or_insert_with(FamilyYields::default)
+            .record_novelty(pending.family, (novelty.new_coverage + novelty.new_counters) as u64);
         let chains = state.metadata_or_insert_with(McmcChains::default);
         let Some(chain) = chains.chains.get(&input.seed) else {
             log::debug!("mcmc: no chain for seed {}", input.seed);
@@ -145,7 +149,6 @@ impl<EM, OT, S: HasMetadata + HasRand> Feedback<EM, Variant, OT, S> for Acceptan
         // A chain that starts again stands on its seed, whose energy is nought.
         let current_energy = if pending.from_seed { 0.0 } else { chain.energy };
         let proposed_distance = self.distance_of(input, chains)?;
-        let novelty = state.metadata::<Novelty>().copied().unwrap_or_default();
         let energy = proposed_distance
             + self.guidance.coverage * novelty.new_coverage as f64
             + self.guidance.counters * novelty.new_counters as f64;

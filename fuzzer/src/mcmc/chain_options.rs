@@ -6,7 +6,7 @@ use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
 /// The mutator families that propose moves of the chains.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, ValueEnum)]
 pub enum Family {
     Athena,
     Hermes,
@@ -36,8 +36,10 @@ pub struct McmcOptions {
     /// Chains in the rotation of a campaign whose seeds keep coming: a new seed's chain retires
     /// the oldest.
     pub active_chains: usize,
-    /// Families drawn uniformly for each proposal.
+    /// Families drawn for each proposal.
     pub families: Vec<Family>,
+    /// How they are drawn.
+    pub family_choice: super::FamilyChoice,
     /// Accepted moves after which a chain starts again from its seed; `None`: never.
     pub longest_chain: Option<u64>,
     /// Bytes of the decision log before it is set aside (a client keeps at most twice this).
@@ -52,6 +54,7 @@ impl Default for McmcOptions {
             proposals_per_turn: 50,
             active_chains: 4,
             families: vec![Family::Athena, Family::Hermes],
+            family_choice: super::FamilyChoice::Uniform,
             longest_chain: Some(LONGEST_CHAIN),
             decision_log_bytes: 64 << 20,
         }

@@ -8,6 +8,8 @@
 //!   Hastings probability. Zero weights are Athena as published. An accepted proposal is
 //!   corpus-worthy. [`CorpusFeedback`] runs it among the other corpus feedbacks, in the order
 //!   their results depend on.
+//! - [`FamilyYields`] counts what each family's proposals bring per second; the mutator may
+//!   draw families by it ([`FamilyChoice`]).
 //! - [`McmcScheduler`] hands out the current state of the active chain, moves a chain to a newly
 //!   added accepted proposal, starts a chain for every seed and turns to the next seed after a
 //!   number of proposals.
@@ -21,6 +23,7 @@ mod chain_options;
 mod chains;
 mod corpus_feedback;
 mod decision_log;
+mod family_yield;
 mod mutator;
 mod scheduler;
 
@@ -29,6 +32,7 @@ pub use chain_options::{Family, Guidance, McmcOptions, LONGEST_CHAIN};
 pub use chains::{restore_chains, Chain, ChainsFile, DistanceByLength, McmcChains};
 pub use corpus_feedback::CorpusFeedback;
 pub use decision_log::DecisionLog;
+pub use family_yield::{FamilyChoice, FamilyYield, FamilyYields};
 pub use mutator::{ChainMutator, PendingProposal};
 pub use scheduler::McmcScheduler;
 

@@ -1,7 +1,7 @@
 //! [`ChainMutator`]: proposes Q* from a chain's state Q with Athena, Hermes or Orion and leaves
 //! the proposal's ln q(Q|Q*)/q(Q*|Q) in the state ([`PendingProposal`]) for the acceptance.
 
-use crate::mcmc::{Family, McmcChains};
+use crate::mcmc::{Family, FamilyChoice, FamilyYields, McmcChains};
 use ccfuzz_mutators::athena::AthenaMutator;
 use ccfuzz_mutators::hermes::{HermesMutator, Strategy};
 use ccfuzz_mutators::input::Variant;
@@ -9,13 +9,14 @@ use ccfuzz_mutators::orion::OrionMutator;
 use ccfuzz_mutators::programs::Programs;
 use libafl::corpus::{Corpus, CorpusId};
 use libafl::mutators::{MutationResult, Mutator};
-use libafl::state::{HasCorpus, HasRand};
+use libafl::state::{HasCorpus, HasRand, HasSolutions};
 use libafl::{Error, HasMetadata};
 use libafl_bolts::rands::Rand;
 use libafl_bolts::{impl_serdeany, Named};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The proposal just made, to be judged once it has run.
 #[derive(Debug, Serialize, Deserialize)]
@@ -28,21 +29,32 @@ pub struct PendingProposal {
 }
 impl_serdeany!(PendingProposal);
 
-/// Proposes a move of the chain with a family drawn uniformly; from the seed itself once the
-/// chain made its longest number of accepted moves.
+/// Proposes a move of the chain with a family drawn as `choice` says; from the seed itself once
+/// the chain made its longest number of accepted moves. Each proposal's seconds and new findings
+/// go to its family's yield.
 pub struct ChainMutator {
     families: Vec<Family>,
+    choice: FamilyChoice,
     longest_chain: Option<u64>,
+    /// The proposal being executed: its family, when it was made, and the findings before it.
+    in_flight: Option<(Family, Instant, usize)>,
     athena: AthenaMutator,
     hermes: [HermesMutator; 3],
     orion: OrionMutator,
 }
 
 impl ChainMutator {
-    pub fn new(programs: Arc<Programs>, families: Vec<Family>, longest_chain: Option<u64>) -> Self {
+    pub fn new(
+        programs: Arc<Programs>,
+        families: Vec<Family>,
+        choice: FamilyChoice,
+        longest_chain: Option<u64>,
+    ) -> Self {
         ChainMutator {
             families,
+            choice,
             longest_chain,
+            in_flight: None,
             athena: AthenaMutator::new(programs.clone()),
             hermes: Strategy::ALL.map(|s| HermesMutator::new(programs.clone(), s)),
             orion: OrionMutator::new(programs),
@@ -57,12 +69,16 @@ impl Named for ChainMutator {
     }
 }
 
-impl<S: HasRand + HasMetadata + HasCorpus<Variant>> Mutator<Variant, S> for ChainMutator {
+impl<S: HasRand + HasMetadata + HasCorpus<Variant> + HasSolutions<Variant>> Mutator<Variant, S> for ChainMutator {
     fn mutate(&mut self, state: &mut S, input: &mut Variant) -> Result<MutationResult, Error> {
-        let family = *state
-            .rand_mut()
-            .choose(&self.families)
-            .ok_or_else(|| Error::illegal_argument("no mutator family"))?;
+        let drawn = match self.choice {
+            FamilyChoice::Uniform => state.rand_mut().choose(&self.families).copied(),
+            FamilyChoice::Yield => {
+                let yields = state.metadata_or_insert_with(FamilyYields::default).clone();
+                yields.draw(&self.families, state.rand_mut())
+            }
+        };
+        let family = drawn.ok_or_else(|| Error::illegal_argument("no mutator family"))?;
         // The entry being mutated is its chain's state, whose name the chain holds: read back
         // from disk, the variant would hash its edits again to learn it.
         let scheduled = *state.corpus().current();
@@ -95,6 +111,7 @@ impl<S: HasRand + HasMetadata + HasCorpus<Variant>> Mutator<Variant, S> for Chai
             Family::Orion => (self.orion.mutate(state, input)?, 0.0),
         };
         if result == MutationResult::Mutated {
+            self.in_flight = Some((family, Instant::now(), state.solutions().count()));
             state.add_metadata(PendingProposal {
                 name: input.name(),
                 log_q_ratio,
@@ -105,7 +122,15 @@ impl<S: HasRand + HasMetadata + HasCorpus<Variant>> Mutator<Variant, S> for Chai
         Ok(result)
     }
 
-    fn post_exec(&mut self, _state: &mut S, _new_corpus_id: Option<CorpusId>) -> Result<(), Error> {
+    fn post_exec(&mut self, state: &mut S, _new_corpus_id: Option<CorpusId>) -> Result<(), Error> {
+        if let Some((family, made, findings_before)) = self.in_flight.take() {
+            let findings = state.solutions().count().saturating_sub(findings_before) as u64;
+            state.metadata_or_insert_with(FamilyYields::default).record_proposal(
+                family,
+                made.elapsed().as_secs_f64(),
+                findings,
+            );
+        }
         Ok(())
     }
 }
@@ -155,7 +180,7 @@ mod tests {
         *state.corpus_mut().current_mut() = Some(id);
 
         let parent_of = |longest, state: &mut crate::mcmc::TestState| {
-            let mut mutator = ChainMutator::new(programs.clone(), vec![Family::Athena], longest);
+            let mut mutator = ChainMutator::new(programs.clone(), vec![Family::Athena], FamilyChoice::Uniform, longest);
             // Athena's draw may find no move: it is drawn again.
             let mut input = long.clone();
             let mut draws = 1;
@@ -166,6 +191,15 @@ mod tests {
             }
             let pending = state.remove_metadata::<PendingProposal>().unwrap();
             assert_eq!(pending.name, input.name());
+            // Once run, the proposal counts for its family (no finding came of it).
+            let before = state
+                .metadata_or_insert_with(FamilyYields::default)
+                .by_family
+                .get("athena")
+                .map_or(0, |y| y.proposals);
+            mutator.post_exec(state, None).unwrap();
+            let athena = &state.metadata::<FamilyYields>().unwrap().by_family["athena"];
+            assert_eq!((athena.proposals, athena.findings), (before + 1, 0));
             let parent = input.lineage.parent.as_ref().unwrap().name.clone();
             (parent, pending.from_seed, input.edits().len())
         };

@@ -1,0 +1,178 @@
+//! What each mutator family yields per second of its proposals: new findings, and the novelty
+//! that predicts them (compiler-coverage entries and optimization counters a proposal set
+//! first). Kept as state metadata ([`FamilyYields`]) and reported per client. With
+//! `--family-choice yield` the chain mutator draws a family in proportion to its recent yield
+//! per second, with a floor that keeps every family explored: a multi-armed bandit over the
+//! families, as MOpt is over AFL's mutation operators.
+
+use crate::mcmc::Family;
+use libafl_bolts::impl_serdeany;
+use libafl_bolts::rands::Rand;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How the chain mutator draws a proposal's family.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum FamilyChoice {
+    /// Each family equally often.
+    #[default]
+    Uniform,
+    /// In proportion to each family's recent yield per second (see [`FamilyYields::weights`]).
+    Yield,
+}
+
+/// A new finding's worth, in the unit of the yield.
+const FINDING_REWARD: f64 = 1.0;
+/// A novel coverage entry's or counter's worth: a hundred of them weigh a finding.
+const NOVELTY_REWARD: f64 = 0.01;
+/// The share of the draws spread evenly over the families, whatever their yields.
+const EXPLORATION: f64 = 0.3;
+/// Seconds after which a yield counts half: the yields follow the campaign's recent past.
+const HALF_LIFE_SECONDS: f64 = 900.0;
+/// What every family is credited with before it yields anything: a finding's worth over
+/// ten minutes, so that no family is written off by its first minutes.
+const PRIOR_REWARD: f64 = 0.1 * FINDING_REWARD;
+const PRIOR_SECONDS: f64 = 60.0;
+
+/// One family's proposals and what they brought.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FamilyYield {
+    pub proposals: u64,
+    /// Wall seconds from a proposal to the next one (mutation, compilations, runs, judging).
+    pub seconds: f64,
+    pub findings: u64,
+    pub novelty: u64,
+    /// Reward and seconds, discounted by their age.
+    recent_reward: f64,
+    recent_seconds: f64,
+}
+
+impl FamilyYield {
+    fn rate(&self) -> f64 {
+        (self.recent_reward + PRIOR_REWARD) / (self.recent_seconds + PRIOR_SECONDS)
+    }
+}
+
+/// Every family's yield, as state metadata.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FamilyYields {
+    pub by_family: BTreeMap<String, FamilyYield>,
+}
+impl_serdeany!(FamilyYields);
+
+fn key(family: Family) -> String {
+    format!("{family:?}").to_lowercase()
+}
+
+impl FamilyYields {
+    /// A proposal of `family` that took `seconds` and brought `findings` new findings. Time
+    /// passes for every family: the others' recent yields age with it.
+    pub fn record_proposal(&mut self, family: Family, seconds: f64, findings: u64) {
+        let decay = 0.5f64.powf(seconds / HALF_LIFE_SECONDS);
+        for other in self.by_family.values_mut() {
+            other.recent_reward *= decay;
+            other.recent_seconds *= decay;
+        }
+        let entry = self.by_family.entry(key(family)).or_default();
+        entry.proposals += 1;
+        entry.seconds += seconds;
+        entry.findings += findings;
+        entry.recent_seconds += seconds;
+        entry.recent_reward += findings as f64 * FINDING_REWARD;
+    }
+
+    /// Novel coverage entries and counters a proposal of `family` set.
+    pub fn record_novelty(&mut self, family: Family, entries: u64) {
+        let entry = self.by_family.entry(key(family)).or_default();
+        entry.novelty += entries;
+        entry.recent_reward += entries as f64 * NOVELTY_REWARD;
+    }
+
+    /// Each family's probability of being drawn: [`EXPLORATION`] of it evenly, the rest in
+    /// proportion to the families' recent yields per second.
+    pub fn weights(&self, families: &[Family]) -> Vec<f64> {
+        let rates: Vec<f64> = families
+            .iter()
+            .map(|f| self.by_family.get(&key(*f)).cloned().unwrap_or_default().rate())
+            .collect();
+        let total: f64 = rates.iter().sum();
+        let even = 1.0 / families.len() as f64;
+        rates
+            .iter()
+            .map(|rate| EXPLORATION * even + (1.0 - EXPLORATION) * rate / total)
+            .collect()
+    }
+
+    /// A family drawn by [`FamilyYields::weights`].
+    pub fn draw(&self, families: &[Family], rand: &mut impl Rand) -> Option<Family> {
+        let weights = self.weights(families);
+        let mut left = rand.next_float() * weights.iter().sum::<f64>();
+        for (family, weight) in families.iter().zip(&weights) {
+            if left < *weight {
+                return Some(*family);
+            }
+            left -= weight;
+        }
+        families.last().copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use libafl_bolts::rands::StdRand;
+
+    const ALL: [Family; 3] = [Family::Athena, Family::Hermes, Family::Orion];
+
+    #[test]
+    fn without_yields_every_family_is_as_likely() {
+        let weights = FamilyYields::default().weights(&ALL);
+        assert!(weights.iter().all(|w| (w - 1.0 / 3.0).abs() < 1e-12), "{weights:?}");
+    }
+
+    #[test]
+    fn the_family_that_finds_is_drawn_more_and_the_others_keep_their_floor() {
+        let mut yields = FamilyYields::default();
+        for _ in 0..600 {
+            for family in ALL {
+                yields.record_proposal(family, 0.1, 0);
+            }
+        }
+        yields.record_proposal(Family::Hermes, 0.1, 2);
+        let weights = yields.weights(&ALL);
+        assert!(weights[1] > 0.6, "{weights:?}");
+        assert!(
+            weights[0] >= EXPLORATION / 3.0 && weights[2] >= EXPLORATION / 3.0,
+            "{weights:?}"
+        );
+        assert!((weights.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        let mut rand = StdRand::with_seed(7);
+        let hermes = (0..10_000)
+            .filter(|_| yields.draw(&ALL, &mut rand) == Some(Family::Hermes))
+            .count();
+        assert!(
+            (hermes as f64 / 10_000.0 - weights[1]).abs() < 0.02,
+            "{hermes} {weights:?}"
+        );
+        assert_eq!(yields.by_family["hermes"].findings, 2);
+        assert_eq!(yields.by_family["hermes"].proposals, 601);
+    }
+
+    #[test]
+    fn novelty_counts_and_old_yields_fade() {
+        let mut yields = FamilyYields::default();
+        yields.record_proposal(Family::Orion, 1.0, 0);
+        yields.record_novelty(Family::Orion, 300);
+        let early = yields.weights(&ALL);
+        assert!(early[2] > 0.6, "{early:?}");
+        // Two hours of proposals by all three that bring nothing: Orion's yield has aged.
+        for _ in 0..4800 {
+            for family in ALL {
+                yields.record_proposal(family, 0.5, 0);
+            }
+        }
+        let late = yields.weights(&ALL);
+        assert!(late[2] < early[2] && late[2] < 0.45, "{late:?}");
+        assert_eq!(yields.by_family["orion"].novelty, 300);
+    }
+}
