@@ -13,6 +13,16 @@ pub enum Family {
     Orion,
 }
 
+/// How the chain mutator draws a proposal's family.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum FamilyChoice {
+    /// Each family equally often.
+    #[default]
+    Uniform,
+    /// In proportion to each family's recent yield per second (see `FamilyYields::weights`).
+    Yield,
+}
+
 /// Weights of the compilers' feedback in the energy.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Guidance {
@@ -39,7 +49,7 @@ pub struct McmcOptions {
     /// Families drawn for each proposal.
     pub families: Vec<Family>,
     /// How they are drawn.
-    pub family_choice: super::FamilyChoice,
+    pub family_choice: FamilyChoice,
     /// Accepted moves after which a chain starts again from its seed; `None`: never.
     pub longest_chain: Option<u64>,
     /// Bytes of the decision log before it is set aside (a client keeps at most twice this).
@@ -54,7 +64,7 @@ impl Default for McmcOptions {
             proposals_per_turn: 50,
             active_chains: 4,
             families: vec![Family::Athena, Family::Hermes],
-            family_choice: super::FamilyChoice::Uniform,
+            family_choice: FamilyChoice::Uniform,
             longest_chain: Some(LONGEST_CHAIN),
             decision_log_bytes: 64 << 20,
         }

@@ -5,21 +5,11 @@
 //! per second, with a floor that keeps every family explored: a multi-armed bandit over the
 //! families, as MOpt is over AFL's mutation operators.
 
-use crate::mcmc::Family;
+use super::chain_options::Family;
 use libafl_bolts::impl_serdeany;
 use libafl_bolts::rands::Rand;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// How the chain mutator draws a proposal's family.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum FamilyChoice {
-    /// Each family equally often.
-    #[default]
-    Uniform,
-    /// In proportion to each family's recent yield per second (see [`FamilyYields::weights`]).
-    Yield,
-}
 
 /// A new finding's worth, in the unit of the yield.
 const FINDING_REWARD: f64 = 1.0;

@@ -28,11 +28,11 @@ mod mutator;
 mod scheduler;
 
 pub use acceptance::AcceptanceFeedback;
-pub use chain_options::{Family, Guidance, McmcOptions, LONGEST_CHAIN};
+pub use chain_options::{Family, FamilyChoice, Guidance, McmcOptions, LONGEST_CHAIN};
 pub use chains::{restore_chains, Chain, ChainsFile, DistanceByLength, McmcChains};
 pub use corpus_feedback::CorpusFeedback;
 pub use decision_log::DecisionLog;
-pub use family_yield::{FamilyChoice, FamilyYield, FamilyYields};
+pub use family_yield::{FamilyYield, FamilyYields};
 pub use mutator::{ChainMutator, PendingProposal};
 pub use scheduler::McmcScheduler;
 
