@@ -306,8 +306,18 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
                 });
             }
             std::fs::write(plan.out.join("findings.csv"), &findings_csv)?;
+            let wall: f64 = run.reports.iter().map(|r| r.wall_seconds).sum();
             runs[index].push(RunYield {
                 executions: run.reports.iter().map(|r| r.executions).sum(),
+                seeds: run
+                    .reports
+                    .iter()
+                    .map(|r| {
+                        (r.seed_making.candidates == 0 || r.seed_making.accepted > 0)
+                            .then_some(u64::from(r.seed_making.accepted))
+                    })
+                    .sum(),
+                seed_share: run.reports.iter().map(|r| r.seed_making.seconds).sum::<f64>() / wall.max(1e-9),
                 found,
             });
         }

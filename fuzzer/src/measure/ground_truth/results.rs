@@ -27,6 +27,10 @@ pub struct Found {
 #[derive(Clone, Debug, Default)]
 pub struct RunYield {
     pub executions: u64,
+    /// Seeds the run made (unknown in the reports of builds that did not count them), and the
+    /// share of its wall time that went into making them.
+    pub seeds: Option<u64>,
+    pub seed_share: f64,
     pub found: Vec<Found>,
 }
 
@@ -234,7 +238,7 @@ impl Study<'_> {
         let mut md = String::from("# Ground truth: distinct bugs by correcting commit\n\n");
         writeln!(md, "{}\n", self.describe).expect("string write");
         md.push_str(
-            "| setup | runs | distinct bugs / CPU-h (Student 95%) | pooled (Poisson 95%) | distinct bugs, all runs | of them known | time to first bug (CPU-min) | programs / CPU-h | findings (in variants) | not reproduced |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            "| setup | runs | distinct bugs / CPU-h (Student 95%) | pooled (Poisson 95%) | distinct bugs, all runs | of them known | time to first bug (CPU-min) | programs / CPU-h | seeds / CPU-h (time making them) | findings (in variants) | not reproduced |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         );
         for (named, runs) in self.setups.iter().zip(self.runs) {
             let per_run: Vec<BTreeMap<Bug, f64>> = runs.iter().map(RunYield::first_times).collect();
@@ -261,6 +265,13 @@ impl Study<'_> {
                 format!("{:.2}", mean_sd(&rates).0)
             };
             let programs: Vec<f64> = runs.iter().map(|r| r.executions as f64 / hours).collect();
+            let seeds: Vec<f64> = runs.iter().filter_map(|r| r.seeds).map(|s| s as f64 / hours).collect();
+            let seeds = if seeds.is_empty() {
+                "?".to_string()
+            } else {
+                format!("{:.0}", mean_sd(&seeds).0)
+            };
+            let seed_shares: Vec<f64> = runs.iter().map(|r| r.seed_share).collect();
             let findings: usize = runs.iter().map(|r| r.found.len()).sum();
             let in_variants = runs.iter().flat_map(|r| &r.found).filter(|f| f.in_variant).count();
             let not_reproduced = runs
@@ -270,7 +281,7 @@ impl Study<'_> {
                 .count();
             writeln!(
                 md,
-                "| {} ({}) | {} | {student} | {:.2} [{:.2}, {:.2}] | {} | {known} | {first} | {:.0} | {findings} ({in_variants}) | {not_reproduced} |",
+                "| {} ({}) | {} | {student} | {:.2} [{:.2}, {:.2}] | {} | {known} | {first} | {:.0} | {seeds} ({:.0}%) | {findings} ({in_variants}) | {not_reproduced} |",
                 named.name,
                 if named.setup.label.is_empty() {
                     "the default options".to_string()
@@ -283,10 +294,11 @@ impl Study<'_> {
                 high / pooled_hours,
                 union.len(),
                 mean_sd(&programs).0,
+                100.0 * mean_sd(&seed_shares).0,
             )
             .expect("string write");
         }
-        md.push_str("\nA finding's bug is the first later commit at which its program prints what `gcc -O0` prints; findings never corrected are told apart by the fingerprint of their symptom. A finding that passes at `--from` when run again is not reproduced. Student's interval is over repetitions (none with one); the pooled interval is the exact Poisson interval of all runs' distinct bugs over their CPU time.\n\n## Distinct bugs\n\n");
+        md.push_str("\nA finding's bug is the first later commit at which its program prints what `gcc -O0` prints; findings never corrected are told apart by the fingerprint of their symptom. A finding that passes at `--from` when run again is not reproduced. Student's interval is over repetitions (none with one); the pooled interval is the exact Poisson interval of all runs' distinct bugs over their CPU time. Seeds are those made and accepted, with the share of the wall time seed making took (`?`: a build that did not count them ran the campaigns).\n\n## Distinct bugs\n\n");
         if bugs.is_empty() {
             md.push_str("None in any run.\n");
         } else {
@@ -338,6 +350,8 @@ mod tests {
         };
         let run = RunYield {
             executions: 10,
+            seeds: Some(1),
+            seed_share: 0.5,
             found: vec![
                 found(
                     50.0,
