@@ -255,12 +255,43 @@ impl History {
         }
     }
 
+    /// The compiler's own execution tests at commit `index` (TinyCC's `tests/tests2`, each
+    /// `X.c` with the `X.expect` it must print), written into `dir` afresh; how many.
+    pub fn extract_tests(&self, index: usize, dir: &Path) -> Result<usize> {
+        const SUITE: &str = "tests/tests2";
+        if self.kind != CompilerKind::TinyCC {
+            bail!(
+                "{} has no execution test suite in its history (test-suite=from is TinyCC's)",
+                self.kind.name()
+            );
+        }
+        let staging = dir.with_extension("extracting");
+        let _ = std::fs::remove_dir_all(&staging);
+        std::fs::create_dir_all(&staging)?;
+        self.extract_paths(&self.commits[index].hash, &staging, &[SUITE])?;
+        let _ = std::fs::remove_dir_all(dir);
+        std::fs::rename(staging.join(SUITE), dir)
+            .with_context(|| format!("cannot move the tests into {}", dir.display()))?;
+        std::fs::remove_dir_all(&staging)?;
+        let tests = std::fs::read_dir(dir)?
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "c"))
+            .count();
+        Ok(tests)
+    }
+
     /// The commit's tree, written into `dir` by `git archive`.
     fn extract(&self, hash: &str, dir: &Path) -> Result<()> {
+        self.extract_paths(hash, dir, &[])
+    }
+
+    /// The commit's `paths` (all of its tree when empty), written into `dir` by `git archive`.
+    fn extract_paths(&self, hash: &str, dir: &Path, paths: &[&str]) -> Result<()> {
         let mut archive = Command::new("git")
             .arg("-C")
             .arg(&self.git)
             .args(["archive", "--format=tar", hash])
+            .args(paths)
             .stdout(Stdio::piped())
             .spawn()
             .context("cannot run git archive")?;
@@ -405,4 +436,48 @@ fn link_debian_pcc_libs(install: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git_in(dir: &Path, args: &[&str]) {
+        let status = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
+    #[test]
+    fn the_test_suite_is_taken_as_it_was_at_the_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("tinycc");
+        std::fs::create_dir_all(repo.join("tests/tests2")).unwrap();
+        std::fs::write(repo.join("tccgen.c"), "").unwrap();
+        std::fs::write(repo.join("tests/tests2/00_old.c"), "int main(void) { return 0; }\n").unwrap();
+        std::fs::write(repo.join("tests/tests2/00_old.expect"), "").unwrap();
+        git_in(&repo, &["init", "-q"]);
+        git_in(&repo, &["add", "-A"]);
+        git_in(&repo, &["commit", "-q", "-m", "old"]);
+        std::fs::write(repo.join("tests/tests2/01_new.c"), "int main(void) { return 1; }\n").unwrap();
+        git_in(&repo, &["add", "-A"]);
+        git_in(&repo, &["commit", "-q", "-m", "a test that holds an answer"]);
+        let history = History::open(&repo, "HEAD~1", "HEAD", &dir.path().join("cache"), 1, "").unwrap();
+        let suite = dir.path().join("suite");
+        std::fs::create_dir_all(&suite).unwrap();
+        std::fs::write(suite.join("stale.c"), "").unwrap();
+        assert_eq!(history.extract_tests(0, &suite).unwrap(), 1);
+        let mut names: Vec<String> = std::fs::read_dir(&suite)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["00_old.c", "00_old.expect"]);
+        assert_eq!(history.extract_tests(1, &suite).unwrap(), 2);
+    }
 }

@@ -134,23 +134,30 @@ fn campaign_config(base: &Config, tested: &str) -> Config {
     config
 }
 
-/// A setup's `coverage=afl`, a key of the benchmark rather than of `ccfuzz fuzz`: the setup
-/// tests the build of `--from` instrumented by `afl-clang-fast` and observes its edges, which
-/// guide the chains' energy. Returns the setup without the key, and whether it had it.
-fn afl_coverage(setup: &Setup) -> Result<(Setup, bool)> {
+/// What a setup asks of the benchmark itself, beside its `ccfuzz fuzz` options.
+#[derive(Default)]
+struct BenchmarkKeys {
+    /// `coverage=afl`: the setup tests the build of `--from` instrumented by `afl-clang-fast`
+    /// and observes its edges, which guide the chains' energy.
+    afl: bool,
+    /// `test-suite=from`: the setup's seeds are the compiler's own execution tests as they were
+    /// at `--from` (later tests hold the answers to later bugs).
+    test_suite: bool,
+}
+
+/// The setup without the benchmark's keys, and those keys.
+fn benchmark_keys(setup: &Setup) -> Result<(Setup, BenchmarkKeys)> {
     let mut args = Vec::new();
-    let mut afl = false;
+    let mut keys = BenchmarkKeys::default();
     for pair in setup.args.chunks(2) {
         match pair {
-            [key, value] if key == "--coverage" => {
-                if value != "afl" {
-                    bail!(
-                        "setup `{}`: coverage={value} is not known (coverage=afl is)",
-                        setup.label
-                    );
-                }
-                afl = true;
-            }
+            [key, value] if key == "--coverage" && value == "afl" => keys.afl = true,
+            [key, value] if key == "--test-suite" && value == "from" => keys.test_suite = true,
+            [key, value] if key == "--coverage" || key == "--test-suite" => bail!(
+                "setup `{}`: {}={value} is not known (coverage=afl and test-suite=from are)",
+                setup.label,
+                &key[2..]
+            ),
             _ => args.extend(pair.iter().cloned()),
         }
     }
@@ -159,7 +166,7 @@ fn afl_coverage(setup: &Setup) -> Result<(Setup, bool)> {
             label: setup.label.clone(),
             args,
         },
-        afl,
+        keys,
     ))
 }
 
@@ -187,8 +194,18 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
     // Each setup's options and configuration (the instrumented build's for `coverage=afl`).
     let mut prepared: Vec<(Setup, Config, PathBuf)> = Vec::new();
     for named in setups {
-        let (setup, afl) = afl_coverage(&named.setup)?;
-        if !afl {
+        let (mut setup, keys) = benchmark_keys(&named.setup)?;
+        if keys.test_suite {
+            let suite = plan.out.join("test-suite");
+            let tests = history.extract_tests(0, &suite)?;
+            log::info!(
+                "{tests} tests of {} at --from in {}",
+                history.kind.name(),
+                suite.display()
+            );
+            setup.args.extend(["--seeds".to_string(), suite.display().to_string()]);
+        }
+        if !keys.afl {
             prepared.push((setup, config.clone(), config_path.clone()));
             continue;
         }
@@ -355,4 +372,27 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
     let md = study.markdown();
     std::fs::write(plan.out.join("report.md"), &md)?;
     Ok(md)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_benchmark_keys_are_taken_out_of_a_setup() {
+        let setup = Setup::parse("mutators=athena coverage=afl test-suite=from variants-per-seed=3").unwrap();
+        let (rest, keys) = benchmark_keys(&setup).unwrap();
+        assert!(keys.afl && keys.test_suite);
+        assert_eq!(rest.args, ["--mutators", "athena", "--variants-per-seed", "3"]);
+        assert_eq!(rest.label, setup.label);
+        let (rest, keys) = benchmark_keys(&Setup::parse("mutators=hermes").unwrap()).unwrap();
+        assert!(!keys.afl && !keys.test_suite && rest.args.len() == 2);
+        for unknown in ["coverage=gcov", "test-suite=head"] {
+            let error = benchmark_keys(&Setup::parse(unknown).unwrap())
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(error.contains("is not known"), "{error}");
+        }
+    }
 }
