@@ -6,7 +6,6 @@
 //! finding's symptom under the finding's configuration with the same cheap fingerprint (the
 //! crash signature, the bisected pass or flag, the output difference).
 
-use crate::bucket::symptom_class;
 use crate::check::{run_script, Check, RunOptions};
 use crate::fingerprint::fingerprint;
 use anyhow::{Context, Result};
@@ -47,8 +46,8 @@ pub fn parse_known_bugs(text: &str, dir: &Path) -> Vec<KnownBug> {
 #[derive(Debug, Default)]
 pub struct KnownTests {
     tests: Vec<PathBuf>,
-    /// By bucket (configuration and symptom class): each test's fingerprint, `None` when the
-    /// test does not show the bucket's symptom.
+    /// By configuration and symptom (a crash's markers included, which the check's script
+    /// looks for): each test's fingerprint, `None` when the test does not show the symptom.
     fingerprints: HashMap<(String, String), Vec<Option<String>>>,
 }
 
@@ -78,53 +77,60 @@ impl KnownTests {
 
     /// The known bug (its reduced test) whose fingerprint under `check` is `cheap`; tests are
     /// run in `scratch`.
-    pub fn matching(&mut self, check: &Check, cheap: &str, scratch: &Path) -> Result<Option<PathBuf>> {
-        let bucket = (check.configuration.clone(), symptom_class(&check.symptom));
-        if !self.fingerprints.contains_key(&bucket) {
-            let mut fingerprints = Vec::new();
-            for test in &self.tests {
-                fingerprints.push(fingerprint_of(check, test, scratch)?);
-            }
-            self.fingerprints.insert(bucket.clone(), fingerprints);
-        }
-        Ok(self
-            .tests
+    pub fn matching(&mut self, check: &Check, cheap: &str, scratch: &Path) -> Option<PathBuf> {
+        let bucket = (check.configuration.clone(), format!("{:?}", check.symptom));
+        let tests = &self.tests;
+        let fingerprints = self
+            .fingerprints
+            .entry(bucket)
+            .or_insert_with(|| tests.iter().map(|test| fingerprint_of(check, test, scratch)).collect());
+        tests
             .iter()
-            .zip(&self.fingerprints[&bucket])
+            .zip(fingerprints.iter())
             .find(|(_, fingerprint)| fingerprint.as_deref() == Some(cheap))
-            .map(|(test, _)| test.clone()))
+            .map(|(test, _)| test.clone())
     }
 }
 
 /// The cheap fingerprint of a known bug's reduced test under a bucket's check, if the test
-/// shows the check's symptom.
-fn fingerprint_of(check: &Check, test: &Path, scratch: &Path) -> Result<Option<String>> {
+/// shows the check's symptom. A test that cannot be checked (its script fails) matches
+/// nothing, with a warning: it must not hold up the findings of its bucket.
+fn fingerprint_of(check: &Check, test: &Path, scratch: &Path) -> Option<String> {
     let dir = scratch.join("known");
+    let result = checked_fingerprint(check, test, &dir);
     let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(dir.join("start")).with_context(|| format!("cannot create {}", dir.display()))?;
-    let script = check.write(&dir)?;
-    let file = dir.join("start").join("test.c");
-    fs::copy(test, &file).with_context(|| format!("cannot copy {}", test.display()))?;
-    let symptom_only = RunOptions {
-        without_guard: true,
-        ..RunOptions::default()
-    };
-    let shown = run_script(&script, &file, &symptom_only)?;
-    let result = if shown {
-        let cheap = dir.join("cheap");
-        fs::create_dir_all(&cheap)?;
-        Some(fingerprint(check, &script, &file, &cheap)?)
-    } else {
+    let result = result.unwrap_or_else(|e| {
+        log::warn!(
+            "known bug {}: cannot be checked, matches nothing: {e:#}",
+            test.display()
+        );
         None
-    };
+    });
     log::info!(
         "known bug {} under {}: {}",
         test.display(),
         check.configuration,
         result.as_deref().unwrap_or("does not show this symptom")
     );
-    let _ = fs::remove_dir_all(&dir);
-    Ok(result)
+    result
+}
+
+fn checked_fingerprint(check: &Check, test: &Path, dir: &Path) -> Result<Option<String>> {
+    let _ = fs::remove_dir_all(dir);
+    fs::create_dir_all(dir.join("start")).with_context(|| format!("cannot create {}", dir.display()))?;
+    let script = check.write(dir)?;
+    let file = dir.join("start").join("test.c");
+    fs::copy(test, &file).with_context(|| format!("cannot copy {}", test.display()))?;
+    let symptom_only = RunOptions {
+        without_guard: true,
+        ..RunOptions::default()
+    };
+    if !run_script(&script, &file, &symptom_only)? {
+        return Ok(None);
+    }
+    let cheap = dir.join("cheap");
+    fs::create_dir_all(&cheap)?;
+    Ok(Some(fingerprint(check, &script, &file, &cheap)?))
 }
 
 #[cfg(test)]

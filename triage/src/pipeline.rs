@@ -424,7 +424,7 @@ fn absorb_or_triage(
         return triage_finding(saved, programs, work, options, None);
     }
     let cheap = fingerprint_unreduced(check, &script, &start, work)?;
-    let (verdict, fingerprint) = if let Some(bug) = known.matching(check, &cheap, work)? {
+    let (verdict, fingerprint) = if let Some(bug) = known.matching(check, &cheap, work) {
         (Verdict::Known { bug }, None)
     } else if let Some(first) = representative(check, &cheap, results) {
         (

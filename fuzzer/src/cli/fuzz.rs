@@ -158,7 +158,7 @@ pub enum SeedGeneratorName {
 /// The chains: who proposes, and Athena's objective.
 #[derive(Args)]
 pub struct McmcArgs {
-    /// Mutator families proposing the chains' moves, drawn uniformly.
+    /// Mutator families proposing the chains' moves (drawn as --family-choice says).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "athena,hermes")]
     mutators: Vec<Family>,
     /// How a proposal's family is drawn: `uniform`, or `yield` (in proportion to each family's

@@ -42,7 +42,7 @@ impl HistoryArgs {
         let history = History::open(git, from, &self.to, &self.build_cache, jobs, &self.options)?;
         print!(
             "{}",
-            bucket_by_correcting_commit(out, config, &history, self.known_bugs.as_deref())?
+            bucket_by_correcting_commit(out, config, &history, config.known_bugs.as_deref())?
         );
         Ok(true)
     }

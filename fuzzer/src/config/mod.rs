@@ -206,7 +206,7 @@ pub struct Config {
     /// When the reference compiles a variant.
     #[serde(default)]
     pub reference_gate: ReferenceGate,
-    /// A known-bugs list (`ccfuzz_triage::known`, relative to where ccfuzz runs): triage
+    /// A known-bugs list (`ccfuzz_triage::known`, relative to the configuration file): triage
     /// counts their new findings apart and does not reduce them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub known_bugs: Option<std::path::PathBuf>,
@@ -325,7 +325,17 @@ impl Config {
 
     pub fn load(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let config: Config = toml::from_str(&text).with_context(|| format!("bad configuration {}", path.display()))?;
+        let mut config: Config =
+            toml::from_str(&text).with_context(|| format!("bad configuration {}", path.display()))?;
+        // Absolute, so that the copy a campaign keeps in its directory names the same list.
+        if let Some(list) = &config.known_bugs {
+            let beside = path.parent().unwrap_or(Path::new(".")).join(list);
+            config.known_bugs = Some(
+                beside
+                    .canonicalize()
+                    .with_context(|| format!("no known-bugs list {} ({})", beside.display(), path.display()))?,
+            );
+        }
         config.validate()?;
         Ok(config)
     }

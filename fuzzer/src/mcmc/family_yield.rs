@@ -28,7 +28,8 @@ const PRIOR_SECONDS: f64 = 60.0;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FamilyYield {
     pub proposals: u64,
-    /// Wall seconds from a proposal to the next one (mutation, compilations, runs, judging).
+    /// Wall seconds of its proposals (mutation, compilations, runs, judging) and of its draws
+    /// that found no move.
     pub seconds: f64,
     pub findings: u64,
     pub novelty: u64,
@@ -58,17 +59,24 @@ impl FamilyYields {
     /// A proposal of `family` that took `seconds` and brought `findings` new findings. Time
     /// passes for every family: the others' recent yields age with it.
     pub fn record_proposal(&mut self, family: Family, seconds: f64, findings: u64) {
+        self.record_seconds(family, seconds);
+        let entry = self.by_family.entry(key(family)).or_default();
+        entry.proposals += 1;
+        entry.findings += findings;
+        entry.recent_reward += findings as f64 * FINDING_REWARD;
+    }
+
+    /// Seconds `family` spent, with or without a proposal to show for them (a draw that found
+    /// no move).
+    pub fn record_seconds(&mut self, family: Family, seconds: f64) {
         let decay = 0.5f64.powf(seconds / HALF_LIFE_SECONDS);
         for other in self.by_family.values_mut() {
             other.recent_reward *= decay;
             other.recent_seconds *= decay;
         }
         let entry = self.by_family.entry(key(family)).or_default();
-        entry.proposals += 1;
         entry.seconds += seconds;
-        entry.findings += findings;
         entry.recent_seconds += seconds;
-        entry.recent_reward += findings as f64 * FINDING_REWARD;
     }
 
     /// Novel coverage entries and counters a proposal of `family` set.

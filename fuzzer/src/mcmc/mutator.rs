@@ -79,6 +79,7 @@ impl<S: HasRand + HasMetadata + HasCorpus<Variant> + HasSolutions<Variant>> Muta
             }
         };
         let family = drawn.ok_or_else(|| Error::illegal_argument("no mutator family"))?;
+        let started = Instant::now();
         // The entry being mutated is its chain's state, whose name the chain holds: read back
         // from disk, the variant would hash its edits again to learn it.
         let scheduled = *state.corpus().current();
@@ -110,8 +111,13 @@ impl<S: HasRand + HasMetadata + HasCorpus<Variant> + HasSolutions<Variant>> Muta
             }
             Family::Orion => (self.orion.mutate(state, input)?, 0.0),
         };
+        if result == MutationResult::Skipped {
+            state
+                .metadata_or_insert_with(FamilyYields::default)
+                .record_seconds(family, started.elapsed().as_secs_f64());
+        }
         if result == MutationResult::Mutated {
-            self.in_flight = Some((family, Instant::now(), state.solutions().count()));
+            self.in_flight = Some((family, started, state.solutions().count()));
             state.add_metadata(PendingProposal {
                 name: input.name(),
                 log_q_ratio,

@@ -47,7 +47,8 @@ pub struct GroundTruthPlan {
     pub repetitions: usize,
     pub cores: Vec<usize>,
     /// The setups of a repetition run at the same time, one core each (a paired design: on a
-    /// shared machine they meet the same load), instead of one after the other on all cores.
+    /// shared machine they meet the same load), in groups of as many as there are cores,
+    /// instead of one after the other on all cores.
     pub paired: bool,
     pub out: PathBuf,
     /// Where each commit's build is cached, under its hash.
@@ -175,6 +176,9 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
     if setups.is_empty() {
         bail!("give at least one --setup");
     }
+    if plan.cores.is_empty() {
+        bail!("give at least one core (--cores)");
+    }
     std::fs::create_dir_all(&plan.out).with_context(|| format!("cannot create {}", plan.out.display()))?;
     let history = History::open(
         &plan.history,
@@ -195,6 +199,18 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
     let mut prepared: Vec<(Setup, Config, PathBuf)> = Vec::new();
     for named in setups {
         let (mut setup, keys) = benchmark_keys(&named.setup)?;
+        let given_seeds = setup.args.iter().any(|a| a == "--seeds");
+        if [plan.seeds.is_some(), given_seeds, keys.test_suite]
+            .iter()
+            .filter(|&&b| b)
+            .count()
+            > 1
+        {
+            bail!(
+                "setup {}: give its seeds one way only (--seeds, seeds=DIR or test-suite=from)",
+                named.name
+            );
+        }
         if keys.test_suite {
             let suite = plan.out.join("test-suite");
             let tests = history.extract_tests(0, &suite)?;
@@ -329,10 +345,7 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
                 seeds: run
                     .reports
                     .iter()
-                    .map(|r| {
-                        (r.seed_making.candidates == 0 || r.seed_making.accepted > 0)
-                            .then_some(u64::from(r.seed_making.accepted))
-                    })
+                    .map(|r| (r.seed_making.accepted > 0).then_some(u64::from(r.seed_making.accepted)))
                     .sum(),
                 seed_share: run.reports.iter().map(|r| r.seed_making.seconds).sum::<f64>() / wall.max(1e-9),
                 found,
@@ -360,7 +373,15 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
             plan.repetitions,
             plan.seconds,
             if plan.paired {
-                format!("with the setups paired, one core each of {:?}", plan.cores)
+                format!(
+                    "with the setups paired, one core each of {:?}{}",
+                    plan.cores,
+                    if setups.len() > plan.cores.len() {
+                        format!(", in groups of {}", plan.cores.len())
+                    } else {
+                        String::new()
+                    }
+                )
             } else {
                 format!("on cores {:?}", plan.cores)
             },
