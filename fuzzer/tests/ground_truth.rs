@@ -5,7 +5,7 @@
 //! must name the second commit as its correcting commit; `ccfuzz triage --history` buckets
 //! the run's findings by it too. A second setup finds it with the first commit's build
 //! instrumented by afl-clang-fast (`coverage=afl`). Started again, the benchmark reuses the
-//! run it finished.
+//! run it finished, and the density survey runs at both commits from the build cache.
 //!
 //! The same for pcc, whose history is told apart by its sources: upstream's 2022-03-31
 //! snapshot (the one Debian packages), then the fix of `bugs/pcc-ulong-to-long-double-stack`
@@ -229,6 +229,37 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
     assert!(!log.contains("building tcc at"), "{log}");
     assert!(log.contains("finished before: its results are reused"), "{log}");
     assert!(out.join("seeded-1/triage/by-correcting-commit.csv").is_file());
+
+    // The density survey runs a pool of vetted csmith programs at both commits, from the cache.
+    let pool = dir.path().join("pool");
+    let output = ccfuzz()
+        .args(["experiment", "density", "--history"])
+        .arg(&repo)
+        .arg("--config")
+        .arg(&config)
+        .arg("--build-cache")
+        .arg(&cache)
+        .args(["--programs", "3", "--pool"])
+        .arg(&pool)
+        .args([&broken, &fixed])
+        .output()
+        .unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    assert!(!log.contains("building tcc at"), "{log}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for hash in [&broken, &fixed] {
+        let line = format!("{hash} {} ", &hash[..8]);
+        assert!(
+            stdout.lines().any(|l| l.starts_with(&line) && l.contains("/3")),
+            "{log}"
+        );
+    }
+    let vetted = std::fs::read_dir(&pool)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".ref.json"))
+        .count();
+    assert_eq!(vetted, 3);
 }
 
 #[test]

@@ -1,8 +1,10 @@
-//! `ccfuzz experiment ground-truth`: the options of the benchmark on a compiler's history
-//! (TinyCC or pcc).
+//! `ccfuzz experiment ground-truth` and `ccfuzz experiment density`: the options of the
+//! benchmark on a compiler's history (TinyCC or pcc) and of the survey that tells where to
+//! start it.
 
 use crate::cli::load_config;
 use crate::measure::bug_rate::NamedSetup;
+use crate::measure::ground_truth::density::{density, DensityPlan};
 use crate::measure::ground_truth::{ground_truth_study, GroundTruthPlan};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -83,5 +85,46 @@ impl GroundTruthArgs {
             known: self.known_bugs,
         };
         ground_truth_study(&plan, &setups)
+    }
+}
+
+#[derive(Args)]
+pub struct DensityArgs {
+    /// The compiler's git directory (TinyCC's or pcc's).
+    #[arg(long, alias = "tinycc", alias = "pcc")]
+    history: PathBuf,
+    /// Options the compiler is run with, e.g. pcc's `-O`.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    options: String,
+    /// Vetted csmith programs in the pool.
+    #[arg(long, default_value_t = 187)]
+    programs: usize,
+    /// Where the pool is kept (made once, reused by later surveys).
+    #[arg(long, default_value = "build/density-pool")]
+    pool: PathBuf,
+    /// Reference and UB check the pool is vetted with, timeouts, csmith's headers (default:
+    /// this machine's).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Where each commit's build is cached, under its hash.
+    #[arg(long, default_value = "build/compiler-history")]
+    build_cache: PathBuf,
+    /// The revisions to build and survey.
+    #[arg(required = true)]
+    revisions: Vec<String>,
+}
+
+impl DensityArgs {
+    /// Runs the survey and returns its lines.
+    pub fn run(self) -> Result<String> {
+        density(&DensityPlan {
+            history: self.history,
+            options: self.options,
+            revisions: self.revisions,
+            programs: self.programs,
+            pool: self.pool,
+            build_cache: self.build_cache,
+            config: load_config(self.config.as_deref())?,
+        })
     }
 }

@@ -113,8 +113,11 @@ pub enum Experiment {
     /// then by the seeds with k variants each per mutator family; report.md, coverage.csv,
     /// coverage.{png,svg} in --out.
     Coverage(CoverageArgs),
-    /// The ground-truth benchmark on TinyCC's history: every setup runs R times against tcc
-    /// built at --from, each finding is bucketed by its correcting commit (bisected up to --to)
+    /// Where plain csmith meets bugs on a compiler's history: how many of a pool of vetted csmith
+    /// programs the compiler at each revision rejects or miscompiles (one line per revision).
+    Density(super::ground_truth::DensityArgs),
+    /// The ground-truth benchmark on TinyCC's or pcc's history: every setup runs R times
+    /// against the compiler built at --from, each finding is bucketed by its correcting commit (bisected up to --to)
     /// before any reduction; distinct bugs per CPU-hour, time to first bug and programs per
     /// hour in --out/report.md, one row per distinct bug in --out/bugs.csv.
     GroundTruth(super::ground_truth::GroundTruthArgs),
@@ -217,6 +220,7 @@ impl Experiment {
             }
             Experiment::Coverage(args) => coverage_experiment(&args.plan()?)?,
             Experiment::GroundTruth(args) => args.run()?,
+            Experiment::Density(args) => args.run()?,
         };
         print!("{report}");
         Ok(())

@@ -211,8 +211,13 @@ impl History {
         let _ = std::fs::remove_dir_all(&staging);
         std::fs::create_dir_all(&staging)?;
         log::info!(
-            "building {} at {hash} ({instrumentation:?} instrumentation)",
-            self.kind.name()
+            "building {} at {hash}{}",
+            self.kind.name(),
+            if instrumentation == Instrumentation::Afl {
+                " with afl-clang-fast"
+            } else {
+                ""
+            }
         );
         let cc = match instrumentation {
             Instrumentation::None => None,

@@ -12,6 +12,7 @@
 pub mod bisect;
 pub mod by_commit;
 pub mod classify;
+pub mod density;
 pub mod history;
 pub mod known_commits;
 pub mod results;
