@@ -17,6 +17,29 @@ use ccfuzz_triage::fingerprint::stable_prefix;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+/// `program` compiled by `compiler` into `program.bin` (removed after) and run once, with the
+/// configuration's compile timeout and `run_timeout`.
+pub fn compile_and_run_once(
+    compiler: &CompilerConfig,
+    program: &Path,
+    config: &Config,
+    run_timeout: std::time::Duration,
+) -> Result<ConfigOutcome> {
+    let binary = program.with_extension("bin");
+    let _ = std::fs::remove_file(&binary);
+    let (outcome, _) = compile_and_run(
+        compiler,
+        program,
+        &binary,
+        &Additions::default(),
+        config.compile_timeout(),
+        run_timeout,
+        &mut BinaryRuns::for_binaries(1),
+    )?;
+    let _ = std::fs::remove_file(&binary);
+    Ok(outcome)
+}
+
 /// What a finding turned out to be.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum BugClass {
@@ -62,18 +85,7 @@ impl<'a> Classifier<'a> {
 
     fn run(&mut self, compiler: &CompilerConfig, program: &Path) -> Result<ConfigOutcome> {
         self.probes += 1;
-        let binary = program.with_extension("bin");
-        let _ = std::fs::remove_file(&binary);
-        let (outcome, _) = compile_and_run(
-            compiler,
-            program,
-            &binary,
-            &Additions::default(),
-            self.config.compile_timeout(),
-            self.config.run_timeout(),
-            &mut BinaryRuns::for_binaries(1),
-        )?;
-        Ok(outcome)
+        compile_and_run_once(compiler, program, self.config, self.config.run_timeout())
     }
 
     fn probe(&mut self, program: &Program, index: usize) -> Result<Probe> {

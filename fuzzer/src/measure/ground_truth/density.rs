@@ -5,10 +5,9 @@
 //! agree on) is kept in a directory with the reference's outcome of each, so it is made once;
 //! the builds go through the history's cache.
 
+use super::classify::compile_and_run_once;
 use super::history::History;
 use crate::config::{CompilerConfig, Config};
-use crate::exec::instrument::Additions;
-use crate::process::compile::{compile_and_run, BinaryRuns};
 use anyhow::{bail, Context, Result};
 use ccfuzz_observers::ConfigOutcome;
 use std::fmt::Write as _;
@@ -46,20 +45,8 @@ pub fn density(plan: &DensityPlan) -> Result<String> {
     let with_include = |config: &CompilerConfig| CompilerConfig::new(format!("{} {include}", config.name()));
     let reference = with_include(&plan.config.reference);
     let vetting = with_include(vetting);
-    let run = |compiler: &CompilerConfig, program: &Path| -> Result<ConfigOutcome> {
-        let binary = program.with_extension("bin");
-        let outcome = compile_and_run(
-            compiler,
-            program,
-            &binary,
-            &Additions::default(),
-            plan.config.compile_timeout(),
-            plan.config.seed_timeout(),
-            &mut BinaryRuns::for_binaries(1),
-        )?
-        .0;
-        let _ = std::fs::remove_file(&binary);
-        Ok(outcome)
+    let run = |compiler: &CompilerConfig, program: &Path| {
+        compile_and_run_once(compiler, program, &plan.config, plan.config.seed_timeout())
     };
     let mut programs: Vec<(PathBuf, ConfigOutcome)> = Vec::new();
     let mut seed = FIRST_SEED;
