@@ -79,7 +79,8 @@ pub struct FuzzArgs {
     /// With generated seeds: the largest share of each core's time that making seeds (csmith,
     /// profiling, vetting) may take; a seed keeps being mutated past --variants-per-seed while
     /// the share is above it. Only fast compilers (tcc, pcc) reach it: against gcc and clang at
-    /// five levels, seed making is under a tenth of the time. 1 turns this off.
+    /// five levels, seed making is under a tenth of the time. 1 turns this off; with
+    /// `--family-choice yield` the seeds' yield sets the share instead.
     #[arg(long, default_value_t = 0.25)]
     pub max_seed_share: f64,
     /// Seed each client's random numbers with this (and its id) instead of the clock: a fresh
@@ -161,8 +162,11 @@ pub struct McmcArgs {
     /// Mutator families proposing the chains' moves (drawn as --family-choice says).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "athena,hermes")]
     mutators: Vec<Family>,
-    /// How a proposal's family is drawn: `uniform`, or `yield` (in proportion to each family's
-    /// recent findings and novelty per second, a tenth of the draws at least for each of three).
+    /// How the time is spread over the sources of programs: `uniform` (families drawn equally,
+    /// fresh seeds within --max-seed-share), or `yield`, a bandit: fresh seeds get a share of
+    /// the time in proportion to their recent findings and novelty per second against the
+    /// variants' (15% at least for each side), and families are drawn in proportion to theirs
+    /// (a tenth of the draws at least for each of three).
     #[arg(long, value_enum, default_value = "uniform")]
     family_choice: FamilyChoice,
     /// Proposals on one seed's chain before turning to the next seed.

@@ -1,9 +1,10 @@
-//! What each mutator family yields per second of its proposals: new findings, and the novelty
-//! that predicts them (compiler-coverage entries and optimization counters a proposal set
-//! first). Kept as state metadata ([`FamilyYields`]) and reported per client. With
-//! `--family-choice yield` the chain mutator draws a family in proportion to its recent yield
-//! per second, with a floor that keeps every family explored: a multi-armed bandit over the
-//! families, as MOpt is over AFL's mutation operators.
+//! What each source of programs yields per second: fresh seeds and each mutator family. Yield is
+//! new findings, and the novelty that predicts them (compiler-coverage entries and optimization
+//! counters a program set first). Kept as state metadata ([`FamilyYields`]) and reported per
+//! client. With `--family-choice yield` the campaign spends its time as a multi-armed bandit
+//! would, as MOpt does over AFL's mutation operators: fresh seeds get a share of the client's
+//! time in proportion to their recent yield against the variants', and the chain mutator draws
+//! a family in proportion to its own; a floor keeps every source explored.
 
 use super::chain_options::Family;
 use libafl_bolts::impl_serdeany;
@@ -55,28 +56,60 @@ fn key(family: Family) -> String {
     format!("{family:?}").to_lowercase()
 }
 
+/// The entry of fresh seeds (their making and first execution) beside the families'.
+pub const SEEDS: &str = "seeds";
+
 impl FamilyYields {
     /// A proposal of `family` that took `seconds` and brought `findings` new findings. Time
     /// passes for every family: the others' recent yields age with it.
     pub fn record_proposal(&mut self, family: Family, seconds: f64, findings: u64) {
-        self.record_seconds(family, seconds);
-        let entry = self.by_family.entry(key(family)).or_default();
+        self.record_program(&key(family), seconds, findings, 0);
+    }
+
+    /// A fresh seed that took `seconds` to make and execute, and brought `findings` new
+    /// findings and `novelty` novel entries.
+    pub fn record_seed(&mut self, seconds: f64, findings: u64, novelty: u64) {
+        self.record_program(SEEDS, seconds, findings, novelty);
+    }
+
+    fn record_program(&mut self, source: &str, seconds: f64, findings: u64, novelty: u64) {
+        self.record_seconds_of(source, seconds);
+        let entry = self.by_family.entry(source.to_string()).or_default();
         entry.proposals += 1;
         entry.findings += findings;
-        entry.recent_reward += findings as f64 * FINDING_REWARD;
+        entry.novelty += novelty;
+        entry.recent_reward += findings as f64 * FINDING_REWARD + novelty as f64 * NOVELTY_REWARD;
     }
 
     /// Seconds `family` spent, with or without a proposal to show for them (a draw that found
     /// no move).
     pub fn record_seconds(&mut self, family: Family, seconds: f64) {
+        self.record_seconds_of(&key(family), seconds);
+    }
+
+    fn record_seconds_of(&mut self, source: &str, seconds: f64) {
         let decay = 0.5f64.powf(seconds / HALF_LIFE_SECONDS);
         for other in self.by_family.values_mut() {
             other.recent_reward *= decay;
             other.recent_seconds *= decay;
         }
-        let entry = self.by_family.entry(key(family)).or_default();
+        let entry = self.by_family.entry(source.to_string()).or_default();
         entry.seconds += seconds;
         entry.recent_seconds += seconds;
+    }
+
+    /// The share of a client's time fresh seeds should take: [`EXPLORATION`] of it split
+    /// evenly between seeds and variants, the rest in proportion to the recent yield per second
+    /// of seeds against that of all families together.
+    pub fn seed_share(&self) -> f64 {
+        let seeds = self.by_family.get(SEEDS).cloned().unwrap_or_default().rate();
+        let (reward, seconds) = self
+            .by_family
+            .iter()
+            .filter(|(source, _)| *source != SEEDS)
+            .fold((0.0, 0.0), |(r, s), (_, y)| (r + y.recent_reward, s + y.recent_seconds));
+        let variants = (reward + PRIOR_REWARD) / (seconds + PRIOR_SECONDS);
+        EXPLORATION / 2.0 + (1.0 - EXPLORATION) * seeds / (seeds + variants)
     }
 
     /// Novel coverage entries and counters a proposal of `family` set.
@@ -172,5 +205,40 @@ mod tests {
         let late = yields.weights(&ALL);
         assert!(late[2] < early[2] && late[2] < 0.45, "{late:?}");
         assert_eq!(yields.by_family["orion"].novelty, 300);
+    }
+
+    #[test]
+    fn fresh_seeds_take_the_time_their_yield_earns_against_the_variants() {
+        let mut yields = FamilyYields::default();
+        assert!((yields.seed_share() - 0.5).abs() < 1e-12);
+        // Seeds that find, at a tenth of the variants' pace, and variants that find nothing.
+        for round in 0..200 {
+            yields.record_seed(5.0, u64::from(round % 4 == 0), 0);
+            for _ in 0..50 {
+                yields.record_proposal(Family::Hermes, 0.1, 0);
+            }
+        }
+        let seeds_paying = yields.seed_share();
+        assert!(
+            seeds_paying > 0.8 && seeds_paying < 1.0 - EXPLORATION / 2.0 + 1e-9,
+            "{seeds_paying}"
+        );
+        // Then the variants find and the seeds stop: within an hour the share turns.
+        for round in 0..200 {
+            yields.record_seed(5.0, 0, 0);
+            for _ in 0..50 {
+                yields.record_proposal(Family::Athena, 0.1, u64::from(round % 4 == 0));
+            }
+        }
+        let variants_paying = yields.seed_share();
+        assert!(
+            variants_paying < 0.2 && variants_paying >= EXPLORATION / 2.0,
+            "{variants_paying}"
+        );
+        assert_eq!(yields.by_family[SEEDS].proposals, 400);
+        assert_eq!(yields.by_family[SEEDS].findings, 50);
+        // Seeds are no family: the families' draw ignores them.
+        let weights = yields.weights(&ALL);
+        assert!((weights.iter().sum::<f64>() - 1.0).abs() < 1e-9 && weights[0] > weights[1]);
     }
 }

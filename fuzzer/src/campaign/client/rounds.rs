@@ -6,7 +6,7 @@ use crate::campaign::client_report::{write_client_report, ClientFigures, CpuSpen
 use crate::campaign::options::{CampaignOptions, CampaignState};
 use crate::campaign::progress::{report_chains, report_observed};
 use crate::exec::executor::ExecutorTotals;
-use crate::mcmc::{ChainsFile, McmcChains};
+use crate::mcmc::{ChainsFile, FamilyChoice, FamilyYields, McmcChains, SEEDS};
 use crate::ops::heap::return_freed_memory;
 use crate::ops::shutdown;
 use crate::seeds::generator::SeedGenerator;
@@ -15,9 +15,11 @@ use crate::sharing;
 use ccfuzz_mutators::input::Variant;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::SeedStore;
+use ccfuzz_observers::novelty::Novelty;
+use libafl::corpus::Corpus;
 use libafl::fuzzer::{Evaluator, Fuzzer, HasScheduler};
 use libafl::generators::Generator;
-use libafl::state::{HasCorpus, HasExecutions};
+use libafl::state::{HasCorpus, HasExecutions, HasSolutions};
 use libafl::{Error, HasMetadata};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -117,17 +119,49 @@ where
     /// Whether a generated seed gives way to the next: when it has had its variants, or at once
     /// when no chain can move (a tiny program leaves Hermes and Athena nothing to change). With
     /// fast compilers a seed's making costs as much as many variants: it waits, past its
-    /// variants, until making seeds is back within its share of the client's time.
+    /// variants, until making seeds is back within its share of the client's time. That share
+    /// is `--max-seed-share`, or with `--family-choice yield` what the seeds' yield earns
+    /// against the variants' ([`FamilyYields::seed_share`]).
     fn seed_is_due(&self, executions: u64, last_seed_at: u64, idle_rounds: u32) -> bool {
         let timing = &self.seeds.maker.timing;
         let seed_share = timing.total.as_secs_f64() / self.reports.started.elapsed().as_secs_f64().max(1e-3);
-        let due = |n: u64| n == 0 || (executions >= last_seed_at + n && seed_share <= self.options.max_seed_share);
+        let allowed = match self.options.mcmc.family_choice {
+            FamilyChoice::Uniform => self.options.max_seed_share,
+            FamilyChoice::Yield => self
+                .state
+                .metadata::<FamilyYields>()
+                .map_or(FamilyYields::default().seed_share(), FamilyYields::seed_share),
+        };
+        let due = |n: u64| n == 0 || (executions >= last_seed_at + n && seed_share <= allowed);
         self.variants_per_seed
             .is_some_and(|n| due(n) || idle_rounds >= STALLED_ROUNDS)
     }
 
-    /// Makes a new seed and adds it.
+    /// Makes a new seed and adds it; its time, findings and novelty go to the seeds' yield.
     fn add_new_seed(&mut self) -> Result<(), Error> {
+        let started = Instant::now();
+        let findings_before = self.state.solutions().count();
+        let first = !self
+            .state
+            .metadata::<FamilyYields>()
+            .is_ok_and(|y| y.by_family.contains_key(SEEDS));
+        let added = self.make_and_add_seed()?;
+        let findings = self.state.solutions().count().saturating_sub(findings_before) as u64;
+        // Everything is new to the first seed's empty maps: its novelty predicts nothing.
+        let novelty = match self.state.metadata::<Novelty>() {
+            Ok(n) if added && !first => (n.new_coverage + n.new_counters) as u64,
+            _ => 0,
+        };
+        self.state.metadata_or_insert_with(FamilyYields::default).record_seed(
+            started.elapsed().as_secs_f64(),
+            findings,
+            novelty,
+        );
+        Ok(())
+    }
+
+    /// Whether a seed was made and added.
+    fn make_and_add_seed(&mut self) -> Result<bool, Error> {
         let Run {
             state,
             fuzzer,
@@ -139,15 +173,18 @@ where
             reports,
             ..
         } = self;
-        seed_cpu.measure(|| -> Result<(), Error> {
+        seed_cpu.measure(|| -> Result<bool, Error> {
             match seeds.generate(state) {
-                Ok(seed) => add_seed(fuzzer, state, executor, mgr, store, seed.seed)?,
+                Ok(seed) => {
+                    add_seed(fuzzer, state, executor, mgr, store, seed.seed)?;
+                    return Ok(true);
+                }
                 Err(_) if shutdown::requested() => {}
                 // A mix of directories only: the chains go on from the seeds taken.
                 Err(Error::Empty(..)) => {}
                 Err(e) => log::error!("client {}: {e}", reports.id),
             }
-            Ok(())
+            Ok(false)
         })
     }
 
