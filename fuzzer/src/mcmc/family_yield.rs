@@ -231,10 +231,7 @@ mod tests {
             }
         }
         let variants_paying = yields.seed_share();
-        assert!(
-            variants_paying < 0.2 && variants_paying >= EXPLORATION / 2.0,
-            "{variants_paying}"
-        );
+        assert!((EXPLORATION / 2.0..0.2).contains(&variants_paying), "{variants_paying}");
         assert_eq!(yields.by_family[SEEDS].proposals, 400);
         assert_eq!(yields.by_family[SEEDS].findings, 50);
         // Seeds are no family: the families' draw ignores them.
