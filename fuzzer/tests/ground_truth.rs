@@ -124,6 +124,9 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
         ),
     );
     let seeds = seeds_of(dir.path(), "tcc-dead-or-operand-drops-the-rest-of-the-function");
+    // A second program of the same bug: two findings, one bucket.
+    let test = std::fs::read_to_string(seeds.join("test.c")).unwrap();
+    std::fs::write(seeds.join("again.c"), format!("{test}\n/* once more */\n")).unwrap();
     let config = write_config(dir.path(), &["gcc -O1"], 60.0);
     let cache = dir.path().join("builds");
     let out = dir.path().join("gt");
@@ -185,23 +188,29 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
     assert!(report.contains(FIX_SUBJECT), "{report}");
     assert!(out.join("bugs-over-time.svg").is_file());
 
-    // `ccfuzz triage --history` buckets the run's findings the same way, reducing nothing.
+    // `ccfuzz triage --history` buckets the run's findings the same way before reducing
+    // anything, then triages one finding per bucket (here by edit-list minimization only).
     let output = ccfuzz()
         .arg("triage")
         .arg(out.join("seeded-1"))
         .arg("--history")
         .arg(&repo)
-        .args(["--from", &broken, "--build-cache"])
+        .args(["--from", &broken, "--reducer", "none", "--build-cache"])
         .arg(&cache)
         .output()
         .unwrap();
     let log = text(&output);
     assert!(output.status.success(), "{log}");
-    assert!(log.contains("bucketed by correcting commit into 1 "), "{log}");
+    assert!(log.contains("2 findings bucketed by correcting commit into 1 "), "{log}");
     assert!(log.contains(&format!("{fixed} {FIX_SUBJECT}")), "{log}");
     let buckets = std::fs::read_to_string(out.join("seeded-1/triage/by-correcting-commit.csv")).unwrap();
     assert!(buckets.lines().skip(1).all(|l| l.contains(&fixed)), "{buckets}");
-    assert!(!out.join("seeded-1/triage/bugs").exists(), "nothing is reduced");
+    let triaged: Vec<_> = std::fs::read_dir(out.join("seeded-1/triage/work"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().join("result.json").is_file())
+        .collect();
+    assert_eq!(triaged.len(), 1, "one finding per bucket is triaged: {log}");
+    assert!(log.contains("1 distinct bugs in"), "{log}");
 
     // Started again with a known-bugs list, the benchmark reuses its finished run rather than
     // running it again, and recognizes the same bug by two program runs and counts it apart.

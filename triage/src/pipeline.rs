@@ -5,6 +5,7 @@
 //! finding's result is kept in its work directory, so triaging a growing campaign again only
 //! looks at the new findings.
 
+use std::collections::BTreeSet;
 use crate::bucket::{has_representatives, order_by_bucket, representative};
 use crate::check::{passes_arguments_by_prototype, run_script, Check, Guard, Misbehaviour, RunOptions, Symptom};
 use crate::ddmin::ddmin;
@@ -41,6 +42,9 @@ pub struct Options {
     /// Every installed version of gcc and of clang, oldest first within a family: a reduced gcc
     /// or clang bug runs under each of its family's (the version matrix).
     pub matrix: Vec<String>,
+    /// The findings to triage, by name; `None`: all of them. Buckets made by correcting commit
+    /// need one reduced test each, not one per finding.
+    pub only: Option<BTreeSet<String>>,
 }
 
 /// The interestingness check of a finding.
@@ -349,6 +353,9 @@ pub fn triage_campaign(out: &Path, options: &Options, known: &mut KnownTests) ->
     let mut results = Vec::new();
     let mut pending = Vec::new();
     for saved in findings {
+        if options.only.as_ref().is_some_and(|only| !only.contains(&saved.name)) {
+            continue;
+        }
         let result_path = out.join("triage").join("work").join(&saved.name).join("result.json");
         match fs::read(&result_path)
             .ok()

@@ -12,6 +12,7 @@ use ccfuzz_triage::reduce::available_reducer;
 use ccfuzz_triage::report::table;
 use ccfuzz_triage::verdict::Verdict;
 use clap::Args;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -32,7 +33,7 @@ pub struct TriageArgs {
     pub runs: u32,
     /// Keep going: triage new findings every this many seconds (what a campaign with
     /// `background_triage = true` runs).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "history")]
     pub watch: Option<u64>,
     #[command(flatten)]
     pub history: super::triage_history::HistoryArgs,
@@ -55,8 +56,11 @@ impl TriageArgs {
         if self.history.known_bugs.is_some() {
             config.known_bugs = self.history.known_bugs.clone();
         }
-        if self.history.bucket(&self.out, &config)? {
-            return Ok(());
+        // With a history, the buckets' known bugs are recognized by commit: the reduced tests
+        // of the list are not needed to tell them.
+        let only = self.history.bucket(&self.out, &config)?;
+        if only.is_some() {
+            config.known_bugs = None;
         }
         run_triage(
             &self.out,
@@ -66,6 +70,7 @@ impl TriageArgs {
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             self.runs,
             self.watch,
+            only,
         )
     }
 }
@@ -132,6 +137,7 @@ pub fn run_triage(
     jobs: usize,
     runs: u32,
     watch: Option<u64>,
+    only: Option<BTreeSet<String>>,
 ) -> Result<()> {
     let options = Options {
         guard: guard_of(config),
@@ -140,6 +146,7 @@ pub fn run_triage(
         runs: runs.max(1),
         newest: newest_compilers(),
         matrix: ["gcc", "clang"].into_iter().flat_map(matrix_versions).collect(),
+        only,
     };
     let mut known = match &config.known_bugs {
         Some(list) => KnownTests::from_list(&read_known_bugs(list)?)?,

@@ -1,17 +1,20 @@
 //! `ccfuzz triage OUT --history GITDIR --from REV`: the options that bucket a campaign's
-//! findings by correcting commit in the tested compiler's history instead of reducing them.
+//! findings by correcting commit in the tested compiler's history before reducing anything;
+//! then one finding per bucket is reduced.
 
 use crate::config::Config;
 use crate::measure::ground_truth::by_commit::bucket_by_correcting_commit;
 use crate::measure::ground_truth::history::History;
 use anyhow::Result;
 use clap::Args;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub struct HistoryArgs {
     /// The tested compiler's git directory (TinyCC or pcc): bucket the findings by the commit that
-    /// corrected each one, before and instead of any reduction.
+    /// corrected each one, then reduce the smallest finding of each bucket that is not a known
+    /// bug.
     #[arg(long, requires = "from")]
     pub history: Option<PathBuf>,
     /// The commit the campaign tested.
@@ -33,17 +36,16 @@ pub struct HistoryArgs {
 }
 
 impl HistoryArgs {
-    /// Buckets the findings of `out` and prints the buckets; false without a history.
-    pub fn bucket(&self, out: &Path, config: &Config) -> Result<bool> {
+    /// Buckets the findings of `out`, prints the buckets and returns the findings to reduce, one
+    /// per bucket; `None` without a history.
+    pub fn bucket(&self, out: &Path, config: &Config) -> Result<Option<BTreeSet<String>>> {
         let (Some(git), Some(from)) = (&self.history, &self.from) else {
-            return Ok(false);
+            return Ok(None);
         };
         let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
         let history = History::open(git, from, &self.to, &self.build_cache, jobs, &self.options)?;
-        print!(
-            "{}",
-            bucket_by_correcting_commit(out, config, &history, config.known_bugs.as_deref())?
-        );
-        Ok(true)
+        let buckets = bucket_by_correcting_commit(out, config, &history, config.known_bugs.as_deref())?;
+        print!("{}", buckets.summary);
+        Ok(Some(buckets.to_reduce.into_iter().collect()))
     }
 }

@@ -2,6 +2,13 @@
 //! user with the tested compiler's git history does before reducing anything. Each bucket is
 //! one bug; its smallest variant is the one worth reducing.
 
+/// The buckets' summary, and the smallest finding of each bucket worth reducing: a bug neither
+/// known nor unreproduced.
+pub struct Buckets {
+    pub summary: String,
+    pub to_reduce: Vec<String>,
+}
+
 use super::classify::{BugClass, Classifier};
 use super::history::History;
 use super::known_commits::known_positions;
@@ -20,7 +27,7 @@ pub fn bucket_by_correcting_commit(
     config: &Config,
     history: &History,
     known: Option<&Path>,
-) -> Result<String> {
+) -> Result<Buckets> {
     let triage = out.join("triage");
     let mut classifier = Classifier::new(history, config, &triage.join("history"), Vec::new())?;
     let known = match known {
@@ -55,10 +62,14 @@ pub fn bucket_by_correcting_commit(
         classifier.probes,
         path.display()
     );
+    let mut to_reduce = Vec::new();
     for (class, mut members) in buckets {
         members.sort();
         let (commit, subject) = describe(&class, history);
         let known = matches!(class, BugClass::Corrected { index, .. } if known.contains(&index));
+        if !known && class != BugClass::NotReproduced {
+            to_reduce.push(members[0].1.clone());
+        }
         writeln!(
             summary,
             "  {commit}{} {subject}: {} findings, smallest {}",
@@ -67,7 +78,7 @@ pub fn bucket_by_correcting_commit(
             members[0].1
         )?;
     }
-    Ok(summary)
+    Ok(Buckets { summary, to_reduce })
 }
 
 /// A bucket's commit (or what stands for it) and subject.
