@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The file name of the variant in the executor's private directory.
-const VARIANT_SOURCE: &str = "variant.c";
+pub(crate) const VARIANT_SOURCE: &str = "variant.c";
 
 /// The observers the executor fills, by handle.
 #[derive(Clone, Debug)]

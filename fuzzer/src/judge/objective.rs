@@ -3,6 +3,7 @@
 //! [`FindingsCorpus`] stores it.
 
 use crate::config::CompilerConfig;
+use crate::exec::executor::VARIANT_SOURCE;
 use crate::judge::findings::{FindingFiles, FindingsCorpus, NewFindings};
 use ccfuzz_mutators::compiler_version::exact_version;
 use ccfuzz_mutators::input::Variant;
@@ -54,6 +55,19 @@ fn normalize_message(message: &str) -> String {
     out
 }
 
+/// Whether a crash message says only where in the program the compiler gave up (pcc's
+/// `major internal compiler error: variant.c, line 518`): nothing in it tells one compiler defect
+/// from another, so such crashes are told apart by seed, as wrong output is; otherwise a
+/// campaign keeps the first program of all of them and drops the rest.
+fn says_only_where(message: &str) -> bool {
+    let rest = message
+        .split_once("internal compiler error")
+        .map_or(message, |(_, rest)| rest);
+    rest.split(|c: char| c.is_whitespace() || c == ',' || c == ':')
+        .filter(|word| !word.is_empty())
+        .all(|word| word.ends_with(VARIANT_SOURCE) || word == "line" || word.chars().all(|c| c.is_ascii_digit()))
+}
+
 fn expected_description(seed: &Seed) -> String {
     RunResult::exited(seed.profile.expected_exit, seed.expected_output.clone()).describe()
 }
@@ -61,11 +75,14 @@ fn expected_description(seed: &Seed) -> String {
 pub fn finding_for(kind: FindingKind, outcome: &Outcome, seed: &Seed, variant: &Variant) -> Finding {
     let (actual, message, key) = match &outcome.outcome {
         ConfigOutcome::Ran { run } => (run.describe(), None, format!("{}|{run:?}", seed.id)),
-        ConfigOutcome::Crashed { message } => (
-            "compiler crashed".to_string(),
-            Some(message.clone()),
-            normalize_message(message),
-        ),
+        ConfigOutcome::Crashed { message } => {
+            let key = if says_only_where(message) {
+                format!("{}|{}", normalize_message(message), seed.id)
+            } else {
+                normalize_message(message)
+            };
+            ("compiler crashed".to_string(), Some(message.clone()), key)
+        }
         ConfigOutcome::Hung => (
             "compiler did not finish within the compile timeout".into(),
             None,
@@ -203,5 +220,14 @@ mod tests {
         let b = normalize_message("variant.c:845:19: current parser token 'pragma' at 0x55d1");
         assert_eq!(a, b);
         assert_ne!(a, normalize_message("variant.c:1:1: in compound statement"));
+    }
+
+    #[test]
+    fn a_crash_message_that_only_points_into_the_program_is_told_apart_by_seed() {
+        assert!(says_only_where("internal compiler error: /dev/shm/x/client-1/exec/variant.c, line 518"));
+        assert!(says_only_where("internal compiler error: variant.c:12:3"));
+        assert!(!says_only_where("internal compiler error: in expand_expr_real_1, at expr.cc:9234"));
+        assert!(!says_only_where("internal compiler error: Segmentation fault"));
+        assert!(!says_only_where("compiler killed by signal 11"));
     }
 }
