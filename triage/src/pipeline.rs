@@ -5,7 +5,6 @@
 //! finding's result is kept in its work directory, so triaging a growing campaign again only
 //! looks at the new findings.
 
-use std::collections::BTreeSet;
 use crate::bucket::{has_representatives, order_by_bucket, representative};
 use crate::check::{passes_arguments_by_prototype, run_script, Check, Guard, Misbehaviour, RunOptions, Symptom};
 use crate::ddmin::ddmin;
@@ -22,6 +21,7 @@ use ccfuzz_mutators::edit::apply_edits;
 use ccfuzz_mutators::programs::Programs;
 use ccfuzz_mutators::seed::SeedStore;
 use ccfuzz_orange::{minimize, Minimized, OrangeProgram};
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

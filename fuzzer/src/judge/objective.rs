@@ -224,9 +224,13 @@ mod tests {
 
     #[test]
     fn a_crash_message_that_only_points_into_the_program_is_told_apart_by_seed() {
-        assert!(says_only_where("internal compiler error: /dev/shm/x/client-1/exec/variant.c, line 518"));
+        assert!(says_only_where(
+            "internal compiler error: /dev/shm/x/client-1/exec/variant.c, line 518"
+        ));
         assert!(says_only_where("internal compiler error: variant.c:12:3"));
-        assert!(!says_only_where("internal compiler error: in expand_expr_real_1, at expr.cc:9234"));
+        assert!(!says_only_where(
+            "internal compiler error: in expand_expr_real_1, at expr.cc:9234"
+        ));
         assert!(!says_only_where("internal compiler error: Segmentation fault"));
         assert!(!says_only_where("compiler killed by signal 11"));
     }
