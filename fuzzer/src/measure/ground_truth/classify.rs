@@ -184,14 +184,43 @@ impl<'a> Classifier<'a> {
     }
 }
 
+/// A message with every path cut to its file name: a compiler that names the program it gave up
+/// on (pcc) names the run's own scratch directory, which must not tell two crashes apart.
+fn without_directories(message: &str) -> String {
+    message
+        .split(' ')
+        .map(|word| word.rsplit_once('/').map_or(word, |(_, file)| file))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The fingerprint of an unreduced finding, as triage's cheap one: its kind and configuration
 /// and the symptom without what varies between programs.
 pub fn symptom_fingerprint(finding: &SavedFinding) -> String {
     let f = &finding.finding;
     let symptom = match f.kind {
         FindingKind::Mismatch => Misbehaviour::from_description(&f.expected, &f.actual).describe(),
-        FindingKind::Crash => stable_prefix(f.message.as_deref().unwrap_or("compiler crashed")).to_string(),
+        FindingKind::Crash => {
+            stable_prefix(&without_directories(f.message.as_deref().unwrap_or("compiler crashed"))).to_string()
+        }
         FindingKind::Hang => "compiler hang".to_string(),
     };
     format!("{}: {symptom}", f.kind.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crash_in_two_runs_scratch_directories_is_one_symptom() {
+        let crash = |dir: &str| {
+            stable_prefix(&without_directories(&format!(
+                "internal compiler error: /dev/shm/ccfuzz-{dir}/client-1/exec/variant.c, line 518"
+            )))
+            .to_string()
+        };
+        assert_eq!(crash("ad465c4a48d7dbcc"), crash("fb0f40cce183b9f3"));
+        assert_eq!(crash("ad465c4a48d7dbcc"), "internal compiler error: variant.c, line");
+    }
 }
