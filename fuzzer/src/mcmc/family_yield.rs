@@ -57,7 +57,7 @@ fn key(family: Family) -> String {
 }
 
 /// The entry of fresh seeds (their making and first execution) beside the families'.
-pub const SEEDS: &str = "seeds";
+const SEEDS: &str = "seeds";
 
 impl FamilyYields {
     /// A proposal of `family` that took `seconds` and brought `findings` new findings. Time
@@ -70,6 +70,16 @@ impl FamilyYields {
     /// findings and `novelty` novel entries.
     pub fn record_seed(&mut self, seconds: f64, findings: u64, novelty: u64) {
         self.record_program(SEEDS, seconds, findings, novelty);
+    }
+
+    /// Seconds spent on trying to make a seed that did not come (a generator that failed).
+    pub fn record_seed_seconds(&mut self, seconds: f64) {
+        self.record_seconds_of(SEEDS, seconds);
+    }
+
+    /// Whether a fresh seed was recorded yet.
+    pub fn has_seeds(&self) -> bool {
+        self.by_family.get(SEEDS).is_some_and(|seeds| seeds.proposals > 0)
     }
 
     fn record_program(&mut self, source: &str, seconds: f64, findings: u64, novelty: u64) {

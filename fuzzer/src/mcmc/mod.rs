@@ -32,7 +32,7 @@ pub use chain_options::{Family, FamilyChoice, Guidance, McmcOptions, LONGEST_CHA
 pub use chains::{restore_chains, Chain, ChainsFile, DistanceByLength, McmcChains};
 pub use corpus_feedback::CorpusFeedback;
 pub use decision_log::DecisionLog;
-pub use family_yield::{FamilyYield, FamilyYields, SEEDS};
+pub use family_yield::{FamilyYield, FamilyYields};
 pub use mutator::{ChainMutator, PendingProposal};
 pub use scheduler::McmcScheduler;
 

@@ -6,7 +6,7 @@ use crate::campaign::client_report::{write_client_report, ClientFigures, CpuSpen
 use crate::campaign::options::{CampaignOptions, CampaignState};
 use crate::campaign::progress::{report_chains, report_observed};
 use crate::exec::executor::ExecutorTotals;
-use crate::mcmc::{ChainsFile, FamilyChoice, FamilyYields, McmcChains, SEEDS};
+use crate::mcmc::{ChainsFile, FamilyChoice, FamilyYields, McmcChains};
 use crate::ops::heap::return_freed_memory;
 use crate::ops::shutdown;
 use crate::seeds::generator::SeedGenerator;
@@ -141,22 +141,24 @@ where
     fn add_new_seed(&mut self) -> Result<(), Error> {
         let started = Instant::now();
         let findings_before = self.state.solutions().count();
-        let first = !self
-            .state
-            .metadata::<FamilyYields>()
-            .is_ok_and(|y| y.by_family.contains_key(SEEDS));
+        let first = !self.state.metadata::<FamilyYields>().is_ok_and(FamilyYields::has_seeds);
         let added = self.make_and_add_seed()?;
+        let seconds = started.elapsed().as_secs_f64();
+        if !added {
+            self.state
+                .metadata_or_insert_with(FamilyYields::default)
+                .record_seed_seconds(seconds);
+            return Ok(());
+        }
         let findings = self.state.solutions().count().saturating_sub(findings_before) as u64;
         // Everything is new to the first seed's empty maps: its novelty predicts nothing.
         let novelty = match self.state.metadata::<Novelty>() {
-            Ok(n) if added && !first => (n.new_coverage + n.new_counters) as u64,
+            Ok(n) if !first => (n.new_coverage + n.new_counters) as u64,
             _ => 0,
         };
-        self.state.metadata_or_insert_with(FamilyYields::default).record_seed(
-            started.elapsed().as_secs_f64(),
-            findings,
-            novelty,
-        );
+        self.state
+            .metadata_or_insert_with(FamilyYields::default)
+            .record_seed(seconds, findings, novelty);
         Ok(())
     }
 
