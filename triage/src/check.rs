@@ -139,6 +139,10 @@ pub fn passes_arguments_by_prototype(guard: &Guard, file: &Path) -> Result<bool>
 
 /// The shell function `limited SECONDS COMMAND...`: the command with that many CPU seconds,
 /// killed after [`WALL_CLOCK_FACTOR`] times as many on the wall clock.
+/// How many times the reference's run time a binary may run, under `CCFUZZ_QUICK_HANG`, before
+/// it counts as not terminating.
+pub const QUICK_HANG_FACTOR: u64 = 10;
+
 fn limited_function() -> String {
     format!(
         "limited() {{ lim=$1; shift; (ulimit -t \"$lim\"; exec timeout -s KILL $((lim * {WALL_CLOCK_FACTOR})) \"$@\"); }}"
@@ -185,6 +189,8 @@ pub struct RunOptions {
     pub without_guard: bool,
     /// Keep the outputs (`ref.out`, `bad.out`, `bad.err`, `bad-cc.err`, `*.status`) here.
     pub keep: Option<PathBuf>,
+    /// Tell a binary that does not terminate by the reference's run time (`CCFUZZ_QUICK_HANG`).
+    pub quick_hang: bool,
 }
 
 impl Check {
@@ -197,7 +203,8 @@ impl Check {
              # Interestingness test by `ccfuzz triage`: exits 0 when the file shows the symptom\n\
              # ({symptom}) of `{conf}` and the UB guard finds nothing.\n\
              # CCFUZZ_EXTRA: flags added to `{conf}`; CCFUZZ_NO_GUARD=1: skip the UB guard;\n\
-             # CCFUZZ_KEEP=DIR: keep the outputs there.\n\
+             # CCFUZZ_KEEP=DIR: keep the outputs there; CCFUZZ_QUICK_HANG=1: a binary that runs\n\
+             # {hang_factor} times as long as the reference's (1 s at least) counts as not terminating.\n\
              f=\"${{1:-test.c}}\"\n\
              t=$(mktemp -d) || exit 2\n\
              trap 'if [ -n \"$CCFUZZ_KEEP\" ]; then cp \"$t\"/*.out \"$t\"/*.err \"$t\"/*.status \"$CCFUZZ_KEEP\"/ 2>/dev/null; fi; rm -rf \"$t\"' EXIT\n\
@@ -211,25 +218,36 @@ impl Check {
              reject() {{ echo \"$1\" > \"$t/reason.err\"; exit 1; }}\n\
              # A guard compiler killed (its timeout, a signal) decides nothing: exit 3, undecided.\n\
              failed() {{ if [ \"$1\" -gt 128 ]; then echo \"$2 (killed by signal $(($1 - 128)))\" > \"$t/reason.err\"; exit 3; fi; reject \"$2\"; }}\n\
-             run() {{ (cd \"$t\" && ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=1 limited $rt \"./$1\" > \"$1.out\" 2> \"$1.err\"); echo $? > \"$t/$1.status\"; }}\n",
+             run() {{ (cd \"$t\" && ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=1 limited \"${{2:-$rt}}\" \"./$1\" > \"$1.out\" 2> \"$1.err\"); echo $? > \"$t/$1.status\"; }}\n",
             symptom = self.describe(),
             conf = self.configuration,
             ct = g.compile_timeout,
             rt = g.run_timeout,
             wall_factor = WALL_CLOCK_FACTOR,
+            hang_factor = QUICK_HANG_FACTOR,
             limited = limited_function(),
         );
         let tested = format!("{} $CCFUZZ_EXTRA", quoted_line(&self.configuration));
         let reference = quoted_line(&g.reference);
         match &self.symptom {
             Symptom::Mismatch(misbehaviour) => {
+                // A reduction step of a binary that does not terminate would wait the whole run
+                // limit; the reference's run time bounds a terminating one well below it.
+                let bad_limit = if *misbehaviour == Misbehaviour::Timeout {
+                    format!(
+                        "bl=$rt; if [ -n \"$CCFUZZ_QUICK_HANG\" ]; then bl=$((($(date +%s%N) - started) * {QUICK_HANG_FACTOR} / 1000000000 + 1)); [ \"$bl\" -le \"$rt\" ] || bl=$rt; fi\n"
+                    )
+                } else {
+                    "bl=$rt\n".to_string()
+                };
                 s += &format!(
                     "# The symptom first: it is the cheap part and rules out most candidates.\n\
                      limited $ct {tested} -w \"$f\" -o \"$t/bad\" -lm 2> \"$t/bad-cc.err\" || exit 1\n\
                      limited $ct {reference} -w \"$f\" -o \"$t/ref\" -lm 2> \"$t/ref.err\" || exit 1\n\
-                     run ref; rs=$(cat \"$t/ref.status\")\n\
+                     started=$(date +%s%N); run ref; rs=$(cat \"$t/ref.status\")\n\
                      [ \"$rs\" -lt 128 ] || exit 1\n\
-                     run bad; bs=$(cat \"$t/bad.status\")\n\
+                     {bad_limit}\
+                     run bad $bl; bs=$(cat \"$t/bad.status\")\n\
                      if [ \"$bs\" -eq \"$rs\" ] && cmp -s \"$t/ref.out\" \"$t/bad.out\"; then exit 1; fi\n"
                 );
                 s += &match misbehaviour {
@@ -383,6 +401,9 @@ pub fn run_script(script: &Path, file: &Path, options: &RunOptions) -> Result<bo
     if let Some(keep) = &options.keep {
         fs::create_dir_all(keep)?;
         command.env("CCFUZZ_KEEP", keep.canonicalize()?);
+    }
+    if options.quick_hang {
+        command.env("CCFUZZ_QUICK_HANG", "1");
     }
     let status = command
         .status()

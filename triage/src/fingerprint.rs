@@ -132,6 +132,7 @@ fn observe(script: &Path, file: &Path, scratch: &Path, extra: &[String]) -> Resu
             extra_flags: extra.to_vec(),
             without_guard: true,
             keep: Some(keep.clone()),
+            ..RunOptions::default()
         },
     )?;
     let read = |name: &str| {
@@ -227,7 +228,7 @@ fn clang_pass(script: &Path, file: &Path, scratch: &Path, misbehaviour: Misbehav
     let options = |n: usize| RunOptions {
         extra_flags: limit(n),
         without_guard: true,
-        keep: None,
+        ..RunOptions::default()
     };
     let first = first_showing(passes.len(), |n| run_script(script, file, &options(n)))?;
     Ok(match first {
@@ -265,7 +266,7 @@ fn gcc_flag(check: &Check, script: &Path, file: &Path, scratch: &Path, misbehavi
     let options = |k: usize| RunOptions {
         extra_flags: flags[k..].iter().map(|f| format!("-fno-{f}")).collect(),
         without_guard: true,
-        keep: None,
+        ..RunOptions::default()
     };
     let first = first_showing(flags.len(), |k| run_script(script, file, &options(k)))?;
     Ok(match first {

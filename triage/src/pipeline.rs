@@ -152,14 +152,29 @@ pub fn triage_finding(
     // Edit-list minimization, when the seed is at hand to apply edits to. It runs before the
     // guard judges the variant: an edit the symptom does not need (a snippet with a constant
     // a compiler diagnoses, a deletion that removed a return) must not decide the verdict.
+    // Each step of a reduction of a binary that does not terminate would wait the whole run
+    // limit; the reduction's steps tell it by the reference's run time, and what they keep is
+    // checked with the whole limit.
+    let quick_hang = check.symptom == Symptom::Mismatch(Misbehaviour::Timeout);
     let mut text = variant;
     let edits = &saved.finding.edits;
     if let Some((programs, loaded)) = programs.and_then(|p| p.get(&saved.finding.seed).ok().map(|l| (p, l))) {
         let candidate = work.join("ddmin").join("test.c");
-        let minimal = ddmin(edits, |subset| {
+        let quick = RunOptions {
+            quick_hang,
+            ..RunOptions::default()
+        };
+        let mut minimal = ddmin(edits, |subset| {
             write_file(&candidate, &apply_edits(&loaded.program, subset))?;
-            run_script(&script, &candidate, &RunOptions::default())
+            run_script(&script, &candidate, &quick)
         })?;
+        if quick_hang {
+            write_file(&candidate, &apply_edits(&loaded.program, &minimal))?;
+            if !run_script(&script, &candidate, &RunOptions::default())? {
+                log::warn!("{}: the minimal edits end within the run limit; keeping them all", saved.name);
+                minimal = edits.clone();
+            }
+        }
         result.edits_after = minimal.len();
         text = apply_edits(&loaded.program, &minimal);
         log::info!("{}: {} of {} edits needed", saved.name, minimal.len(), edits.len());
@@ -213,7 +228,16 @@ pub fn triage_finding(
     }
     if let Some(reducer) = &options.reducer {
         let timeout = Duration::from_secs(4 * (options.guard.compile_timeout + options.guard.run_timeout));
-        reduce(reducer, &script, &reduced, options.jobs, timeout)?;
+        reduce(reducer, &script, &reduced, options.jobs, timeout, quick_hang)?;
+        if quick_hang && !run_script(&script, &reduced, &RunOptions::default())? {
+            // A step kept a program that runs long but ends: reduce again with the whole limit.
+            log::warn!(
+                "{}: the reduced program terminates within the run limit; reducing again without the quick hang limit",
+                saved.name
+            );
+            write_file(&reduced, &text)?;
+            reduce(reducer, &script, &reduced, options.jobs, timeout, false)?;
+        }
         text = fs::read_to_string(&reduced)?;
     }
     // The reducer only keeps what the script accepts; check once more that the result stands.

@@ -24,8 +24,10 @@ pub fn available_reducer() -> Option<&'static str> {
 
 /// Reduces `file` in place with `reducer` (`cvise` or `creduce`) under `script`, on `jobs`
 /// processes. `timeout` bounds one run of the script (a reduction step that makes the program
-/// loop forever must not stall the reduction).
-pub fn reduce(reducer: &str, script: &Path, file: &Path, jobs: usize, timeout: Duration) -> Result<()> {
+/// loop forever must not stall the reduction). `quick_hang` runs the script with
+/// `CCFUZZ_QUICK_HANG`: a binary that does not terminate is told after a multiple of the
+/// reference's run time instead of the whole run limit.
+pub fn reduce(reducer: &str, script: &Path, file: &Path, jobs: usize, timeout: Duration, quick_hang: bool) -> Result<()> {
     // The reducer runs the script in copies of the file's directory: the path must be absolute.
     let script = script
         .canonicalize()
@@ -40,6 +42,9 @@ pub fn reduce(reducer: &str, script: &Path, file: &Path, jobs: usize, timeout: D
         .current_dir(dir)
         .args(["--n", &jobs.to_string(), "--tidy", "--timeout"])
         .arg(timeout.as_secs().max(1).to_string());
+    if quick_hang {
+        command.env("CCFUZZ_QUICK_HANG", "1");
+    }
     let log = dir.join(format!("{reducer}.log"));
     let log_file = fs::File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
     let status = command

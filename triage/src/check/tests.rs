@@ -303,6 +303,34 @@ fn limits_are_cpu_seconds_not_the_wall_clock() {
 }
 
 #[test]
+fn a_quick_hang_limit_follows_the_reference_run_time() {
+    // The tested binary spends 3 CPU seconds, then prints what the reference prints.
+    let dir = tempfile::tempdir().unwrap();
+    let check = Check {
+        configuration: "gcc -O0 -DSPIN".into(),
+        symptom: Symptom::Mismatch(Misbehaviour::Timeout),
+        guard: guard(),
+        prototypes: false,
+    };
+    let script = check.write(dir.path()).unwrap();
+    let file = dir.path().join("test.c");
+    let spin = "#ifdef SPIN\n  while (clock() < 3 * CLOCKS_PER_SEC) ;\n#endif\n";
+    fs::write(&file, program_showing("#include <time.h>\n", spin, "\"1\\n\"")).unwrap();
+    let whole_limit = RunOptions {
+        without_guard: true,
+        ..RunOptions::default()
+    };
+    // Within the run limit of 10 s it terminates: no symptom.
+    assert!(!run_script(&script, &file, &whole_limit).unwrap());
+    // The reference runs in milliseconds, so the quick limit is 1 s: it counts as not terminating.
+    let quick = RunOptions {
+        quick_hang: true,
+        ..whole_limit
+    };
+    assert!(run_script(&script, &file, &quick).unwrap());
+}
+
+#[test]
 fn the_symptom_must_show() {
     // The tested configuration prints the same as the reference: not interesting.
     let dir = tempfile::tempdir().unwrap();
@@ -323,6 +351,7 @@ fn the_symptom_must_show() {
         extra_flags: vec!["-DSHOW".into()],
         without_guard: true,
         keep: Some(keep.clone()),
+        ..RunOptions::default()
     };
     assert!(run_script(&script, &file, &options).unwrap());
     assert_eq!(fs::read_to_string(keep.join("ref.out")).unwrap(), "1\n");
