@@ -171,7 +171,10 @@ pub fn triage_finding(
         if quick_hang {
             write_file(&candidate, &apply_edits(&loaded.program, &minimal))?;
             if !run_script(&script, &candidate, &RunOptions::default())? {
-                log::warn!("{}: the minimal edits end within the run limit; keeping them all", saved.name);
+                log::warn!(
+                    "{}: the minimal edits end within the run limit; keeping them all",
+                    saved.name
+                );
                 minimal = edits.clone();
             }
         }

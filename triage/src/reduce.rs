@@ -27,7 +27,14 @@ pub fn available_reducer() -> Option<&'static str> {
 /// loop forever must not stall the reduction). `quick_hang` runs the script with
 /// `CCFUZZ_QUICK_HANG`: a binary that does not terminate is told after a multiple of the
 /// reference's run time instead of the whole run limit.
-pub fn reduce(reducer: &str, script: &Path, file: &Path, jobs: usize, timeout: Duration, quick_hang: bool) -> Result<()> {
+pub fn reduce(
+    reducer: &str,
+    script: &Path,
+    file: &Path,
+    jobs: usize,
+    timeout: Duration,
+    quick_hang: bool,
+) -> Result<()> {
     // The reducer runs the script in copies of the file's directory: the path must be absolute.
     let script = script
         .canonicalize()
