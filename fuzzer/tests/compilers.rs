@@ -202,12 +202,12 @@ fn default_config(extra: &[&str]) -> Config {
 }
 
 #[test]
-fn the_default_configuration_tests_gcc_trunk_and_clang_23_and_tcc_and_pcc() {
+fn the_default_configuration_tests_gcc_trunk_and_clang_23_and_tcc() {
     let config = default_config(&[]);
     let tested: Vec<&str> = config.configurations.iter().map(|c| c.name()).collect();
     assert_eq!(
         programs(tested.iter().copied()),
-        ["gcc-trunk", "clang-23", "tcc", "pcc"],
+        ["gcc-trunk", "clang-23", "tcc"],
         "{tested:?}"
     );
     let bin = clang_22().with_file_name("");

@@ -243,3 +243,42 @@ fn a_gcc_bug_report_has_the_version_matrix_of_every_installed_gcc() {
         "gcc 12.2, 12.5, 13, 14, 15, 16 and trunk expected:\n{matrix}"
     );
 }
+
+#[test]
+#[ignore = "runs the unstable root's compilers: make test"]
+fn a_seed_that_gcc_trunk_rejects_is_not_a_seed_of_a_campaign_testing_it() {
+    // C23, gcc-trunk's default, has no K&R definitions and reads `int add();` as `add(void)`;
+    // gcc-12's gnu17, the reference, takes the program.
+    let dir = tempfile::tempdir().unwrap();
+    let seed_dir = dir.path().join("seed");
+    std::fs::create_dir(&seed_dir).unwrap();
+    std::fs::write(
+        seed_dir.join("knr_call.c"),
+        "#include <stdio.h>\nint add();\nint main(void) { printf(\"%d\\n\", add(2, 3)); return 0; }\nint add(a, b) int a, b; { return a + b; }\n",
+    )
+    .unwrap();
+    let vet = |tested: &str| {
+        let config = write_config(dir.path(), &[tested, "tcc"], 60.0);
+        let output = ccfuzz()
+            .args(["seeds", "--store"])
+            .arg(dir.path().join("store"))
+            .arg("--dir")
+            .arg(&seed_dir)
+            .arg("--config")
+            .arg(&config)
+            .output()
+            .unwrap();
+        let log = text(&output);
+        assert!(output.status.success(), "{log}");
+        log.lines()
+            .find(|l| l.contains("knr_call.c"))
+            .unwrap_or_else(|| panic!("no line for the seed:\n{log}"))
+            .to_string()
+    };
+    let trunk = format!("{} -O2", unstable("gcc-trunk").display());
+    let line = vet(&trunk);
+    assert!(line.contains(&format!("rejected: does not compile: {trunk}: ")), "{line}");
+    assert!(line.contains("error"), "{line}");
+    let line = vet("gcc -O2");
+    assert!(line.contains("accepted as "), "{line}");
+}

@@ -119,6 +119,8 @@ pub struct SeedMakingReport {
     pub seconds: f64,
     pub sanitizer_seconds: f64,
     pub guard_warning_seconds: f64,
+    #[serde(default)]
+    pub front_end_seconds: f64,
     /// CPU seconds of the client and of its children in seed making and the seeds' first
     /// executions: what tells the harness's cost per seed from its cost per execution.
     pub own_cpu: f64,
@@ -133,6 +135,7 @@ impl SeedMakingReport {
             seconds: timing.total.as_secs_f64(),
             sanitizer_seconds: timing.sanitizers.as_secs_f64(),
             guard_warning_seconds: timing.guard_warnings.as_secs_f64(),
+            front_end_seconds: timing.front_ends.as_secs_f64(),
             own_cpu: cpu.own,
             children_cpu: cpu.children,
         }

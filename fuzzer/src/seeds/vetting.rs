@@ -12,10 +12,14 @@
 //! behaviour, as errors): a seed they reject would have every finding of its variants rejected
 //! by the guard, so the campaign time spent on it could never yield a bug. Csmith programs
 //! trip gcc's `-Wsequence-point` now and then where the order is in fact defined.
+//!
+//! Last, the tested gcc and clang front ends must accept the seed: the reference may take a
+//! program that a tested compiler's newer default dialect rejects (a K&R function called with
+//! arguments is an error in C23), and every variant of such a seed would be rejected too.
 
 use crate::config::installed::SANITIZER_FLAGS;
 use crate::config::{CompilerConfig, Config};
-use crate::process::compile::compile;
+use crate::process::compile::{compile, crash_message};
 use crate::process::compile::Additions;
 use crate::process::runner::{run, Exit, Limits};
 use anyhow::Result;
@@ -150,6 +154,45 @@ fn first_report(stderr: &str) -> Option<String> {
             };
             l.chars().take(160).collect()
         })
+}
+
+/// The first ordinary error of a tested gcc or clang front end on `source`, named by its
+/// configuration: `-fsyntax-only` once per compiler and dialect (optimization and target
+/// flags do not change what the front end accepts). A front end that crashes or hangs is no
+/// rejection: that is a finding, which the campaign's first execution of the seed makes.
+pub fn front_end_rejection(
+    configurations: &[CompilerConfig],
+    source: &Path,
+    dir: &Path,
+    timeout: Duration,
+) -> Result<Option<String>> {
+    let mut checked = std::collections::HashSet::new();
+    for config in configurations {
+        let argv = config.argv();
+        if !matches!(ccfuzz_triage::newest::family(&argv[0]), "gcc" | "clang") {
+            continue;
+        }
+        let dialect: Vec<&String> = argv
+            .iter()
+            .filter(|w| !w.starts_with("-O") && !w.starts_with("-march=") && !w.starts_with("-mtune="))
+            .collect();
+        if !checked.insert(format!("{dialect:?}")) {
+            continue;
+        }
+        let mut command = config.command(source, &dir.join("front-end-check"), &["-fsyntax-only"]);
+        command.current_dir(dir);
+        let out = run(command, &Limits::compiler(timeout))?;
+        let Exit::Code(code) = out.exit else { continue };
+        let stderr = out.stderr_text();
+        if code == 0 || crash_message(&stderr).is_some() {
+            continue;
+        }
+        let error = stderr.lines().find(|l| l.contains("error")).unwrap_or("fails");
+        // The seed's path is a scratch directory's: keep the file name.
+        let error = error.rsplit_once('/').map_or(error, |(_, rest)| rest);
+        return Ok(Some(format!("{}: {}", config.name(), error.trim())));
+    }
+    Ok(None)
 }
 
 /// The triage guard's warning checks on `source` with `gcc` and `clang`: `Ok(Some(line))`

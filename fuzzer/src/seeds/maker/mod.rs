@@ -9,7 +9,7 @@ use crate::seeds::normalize::{normalize, system_include_dirs};
 use crate::seeds::rejection::{Rejection, Vetted};
 use crate::seeds::repair::{repair, Repaired};
 use crate::seeds::reserved::ReservedNames;
-use crate::seeds::vetting::{guard_warnings, sanitize, vetting_clang};
+use crate::seeds::vetting::{front_end_rejection, guard_warnings, sanitize, vetting_clang};
 use anyhow::{bail, Context, Result};
 use ccfuzz_mutators::model::Program;
 use ccfuzz_mutators::programs::{LoadedSeed, Programs};
@@ -117,6 +117,8 @@ pub struct SeedTiming {
     pub total: Duration,
     pub sanitizers: Duration,
     pub guard_warnings: Duration,
+    /// The tested front ends' syntax checks.
+    pub front_ends: Duration,
 }
 
 impl SeedTiming {
@@ -128,6 +130,7 @@ impl SeedTiming {
             total: self.total + other.total,
             sanitizers: self.sanitizers + other.sanitizers,
             guard_warnings: self.guard_warnings + other.guard_warnings,
+            front_ends: self.front_ends + other.front_ends,
         }
     }
 
@@ -136,12 +139,14 @@ impl SeedTiming {
         let per_seed = |d: Duration| d.as_secs_f64() * 1000.0 / f64::from(self.seeds.max(1));
         let share = |d: Duration| 100.0 * d.as_secs_f64() / self.total.as_secs_f64().max(1e-9);
         format!(
-            "{:.0} ms per candidate seed, {:.0} ms of it for sanitizer vetting ({:.0}%), {:.0} ms for the guard's warnings ({:.0}%)",
+            "{:.0} ms per candidate seed, {:.0} ms of it for sanitizer vetting ({:.0}%), {:.0} ms for the guard's warnings ({:.0}%), {:.0} ms for the tested front ends ({:.0}%)",
             per_seed(self.total),
             per_seed(self.sanitizers),
             share(self.sanitizers),
             per_seed(self.guard_warnings),
-            share(self.guard_warnings)
+            share(self.guard_warnings),
+            per_seed(self.front_ends),
+            share(self.front_ends)
         )
     }
 }
@@ -410,6 +415,18 @@ impl SeedMaker {
             if let Some(error) = error {
                 return Ok(Err(Rejection::GuardWarnings(error)));
             }
+        }
+        let started = Instant::now();
+        let source = dir.path().join("seed.c");
+        let rejection = front_end_rejection(
+            &self.config.configurations,
+            &source,
+            dir.path(),
+            self.profile_compile_timeout(),
+        )?;
+        self.timing.front_ends += started.elapsed();
+        if let Some(error) = rejection {
+            return Ok(Err(Rejection::Compile(error)));
         }
         let headers_hash = self.store.put_headers(&headers)?;
         let profile = SeedProfile {
