@@ -277,7 +277,10 @@ fn a_seed_that_gcc_trunk_rejects_is_not_a_seed_of_a_campaign_testing_it() {
     };
     let trunk = format!("{} -O2", unstable("gcc-trunk").display());
     let line = vet(&trunk);
-    assert!(line.contains(&format!("rejected: does not compile: {trunk}: ")), "{line}");
+    assert!(
+        line.contains(&format!("rejected: does not compile: {trunk}: ")),
+        "{line}"
+    );
     assert!(line.contains("error"), "{line}");
     let line = vet("gcc -O2");
     assert!(line.contains("accepted as "), "{line}");

@@ -229,10 +229,13 @@ pub fn triage_finding(
         );
         text = earlier;
     }
+    // Whether the reduced program was checked with the whole run limit already.
+    let mut stands = false;
     if let Some(reducer) = &options.reducer {
         let timeout = Duration::from_secs(4 * (options.guard.compile_timeout + options.guard.run_timeout));
         reduce(reducer, &script, &reduced, options.jobs, timeout, quick_hang)?;
-        if quick_hang && !run_script(&script, &reduced, &RunOptions::default())? {
+        stands = quick_hang && run_script(&script, &reduced, &RunOptions::default())?;
+        if quick_hang && !stands {
             // A step kept a program that runs long but ends: reduce again with the whole limit.
             log::warn!(
                 "{}: the reduced program terminates within the run limit; reducing again without the quick hang limit",
@@ -244,7 +247,7 @@ pub fn triage_finding(
         text = fs::read_to_string(&reduced)?;
     }
     // The reducer only keeps what the script accepts; check once more that the result stands.
-    if !run_script(&script, &reduced, &RunOptions::default())? {
+    if !stands && !run_script(&script, &reduced, &RunOptions::default())? {
         anyhow::bail!("{}: the reduced program no longer shows the symptom", saved.name);
     }
     result.lines_after = line_count(&text);

@@ -297,7 +297,11 @@ impl Config {
         // pcc's known wrong-code bugs show on most Orange programs, each with an output of its
         // own, which the known-bugs filter cannot match cheaply: its findings would keep the
         // background triage from the trunk findings.
-        let small = if all_versions { &["tcc", "pcc"][..] } else { &["tcc"][..] };
+        let small = if all_versions {
+            &["tcc", "pcc"][..]
+        } else {
+            &["tcc"][..]
+        };
         configurations.extend(small.iter().filter(|p| which(p)).map(|p| CompilerConfig::new(*p)));
         Config {
             reference: CompilerConfig::new("gcc -O0"),

@@ -19,8 +19,8 @@
 
 use crate::config::installed::SANITIZER_FLAGS;
 use crate::config::{CompilerConfig, Config};
-use crate::process::compile::{compile, crash_message};
 use crate::process::compile::Additions;
+use crate::process::compile::{compile, crash_message};
 use crate::process::runner::{run, Exit, Limits};
 use anyhow::Result;
 use ccfuzz_mutators::ub_warnings::{clang_warning_flags, gcc_warning_flags};

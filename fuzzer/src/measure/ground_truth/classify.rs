@@ -1,5 +1,8 @@
 //! Which bug a finding is, decided before any reduction: the commit that corrected its
-//! program. A finding of a bug already named (a known correcting commit, or one this study
+//! program, the first at which the program no longer shows the kind of failure it shows at
+//! `--from` (a compiler crash, a hang, a rejection, wrong code). A commit where it fails in
+//! another way shows another bug, which the bisection must not follow: a program whose crash
+//! is corrected may be miscompiled by a bug that later commits bring and correct. A finding of a bug already named (a known correcting commit, or one this study
 //! found earlier) is recognized by two runs of its program, at that commit and at the commit
 //! before it, and skips the bisection; the others are bisected. A finding whose program still
 //! fails at `--to` is a bug of its own class, named by the fingerprint of its unreduced symptom.
@@ -64,10 +67,49 @@ pub struct Classifier<'a> {
     pub probes: usize,
 }
 
-/// The reference's outcome of a program and the program's path in the scratch directory.
+/// How a program fails under one compiler, as far as telling bugs apart along a history goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Symptom {
+    /// It prints what the reference prints.
+    Passes,
+    /// It compiles and its binary misbehaves: other output, exit status, a signal or a hang.
+    WrongCode,
+    /// The compiler rejects it with an ordinary error.
+    Rejected,
+    /// The compiler crashes.
+    CompilerCrash,
+    /// The compiler does not finish.
+    CompilerHang,
+}
+
+impl Symptom {
+    pub fn of(outcome: &ConfigOutcome, reference: &ConfigOutcome) -> Symptom {
+        match outcome {
+            _ if outcome == reference => Symptom::Passes,
+            ConfigOutcome::Ran { .. } => Symptom::WrongCode,
+            ConfigOutcome::Rejected { .. } => Symptom::Rejected,
+            ConfigOutcome::Crashed { .. } => Symptom::CompilerCrash,
+            ConfigOutcome::Hung => Symptom::CompilerHang,
+        }
+    }
+
+    /// The bisection's view of a commit where the program shows `self`, for a program whose
+    /// own bug shows as `own`: failing only while that symptom lasts.
+    pub fn probe_for(self, own: Symptom) -> Probe {
+        if self == own {
+            Probe::Fails
+        } else {
+            Probe::Passes
+        }
+    }
+}
+
+/// A program in the scratch directory, the reference's outcome of it and its symptom at
+/// `--from`.
 struct Program {
     source: PathBuf,
     reference: ConfigOutcome,
+    own: Symptom,
 }
 
 impl<'a> Classifier<'a> {
@@ -93,11 +135,7 @@ impl<'a> Classifier<'a> {
             return Ok(Probe::Unbuildable);
         };
         let outcome = self.run(&CompilerConfig::new(build.command_line()), &program.source)?;
-        Ok(if outcome == program.reference {
-            Probe::Passes
-        } else {
-            Probe::Fails
-        })
+        Ok(Symptom::of(&outcome, &program.reference).probe_for(program.own))
     }
 
     /// The bug a finding belongs to.
@@ -127,10 +165,15 @@ impl<'a> Classifier<'a> {
         if !matches!(reference, ConfigOutcome::Ran { .. }) {
             return Ok(None);
         }
-        let program = Program { source, reference };
-        if self.probe(&program, 0)? != Probe::Fails {
+        let Some(from) = self.history.build(0)? else {
+            anyhow::bail!("the compiler at --from does not build");
+        };
+        let outcome = self.run(&CompilerConfig::new(from.command_line()), &source)?;
+        let own = Symptom::of(&outcome, &reference);
+        if own == Symptom::Passes {
             return Ok(None);
         }
+        let program = Program { source, reference, own };
         let mut memo: HashMap<usize, Probe> = HashMap::from([(0, Probe::Fails)]);
         for position in self.named.clone() {
             if let Some(last_failing) = self.corrected_at(&program, position, &mut memo)? {
@@ -211,6 +254,55 @@ pub fn symptom_fingerprint(finding: &SavedFinding) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bug_of_another_kind_between_the_fix_and_the_newest_commit_does_not_move_the_fix() {
+        // Commit 0 crashes the compiler; commit `fix` corrects the crash; commits `from..to`
+        // miscompile the program (another bug); later ones pass. Wherever the second bug lies,
+        // the bisection names `fix`.
+        let n = 40;
+        for fix in 1..n - 2 {
+            for from in fix..n - 1 {
+                for to in from + 1..n {
+                    let symptom = |i: usize| match i {
+                        _ if i < fix => Symptom::CompilerCrash,
+                        _ if (from..to).contains(&i) => Symptom::WrongCode,
+                        _ => Symptom::Passes,
+                    };
+                    let found = bisect(n, |i| Ok(symptom(i).probe_for(symptom(0)))).unwrap();
+                    assert_eq!(
+                        found,
+                        Bisection::Corrected {
+                            first_passing: fix,
+                            last_failing: fix - 1
+                        },
+                        "fix {fix}, second bug {from}..{to}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn symptoms_tell_the_compilers_failures_from_the_binarys() {
+        let ran = |stdout: &[u8]| ConfigOutcome::Ran {
+            run: ccfuzz_observers::RunResult::exited(0, stdout.to_vec()),
+        };
+        let reference = ran(b"1\n");
+        assert_eq!(Symptom::of(&ran(b"1\n"), &reference), Symptom::Passes);
+        assert_eq!(Symptom::of(&ran(b"2\n"), &reference), Symptom::WrongCode);
+        let crash = ConfigOutcome::Crashed {
+            message: "internal compiler error".into(),
+        };
+        assert_eq!(Symptom::of(&crash, &reference), Symptom::CompilerCrash);
+        assert_eq!(Symptom::of(&ConfigOutcome::Hung, &reference), Symptom::CompilerHang);
+        let rejected = ConfigOutcome::Rejected {
+            message: "error".into(),
+        };
+        assert_eq!(Symptom::of(&rejected, &reference), Symptom::Rejected);
+        assert_eq!(Symptom::CompilerCrash.probe_for(Symptom::CompilerCrash), Probe::Fails);
+        assert_eq!(Symptom::WrongCode.probe_for(Symptom::CompilerCrash), Probe::Passes);
+    }
 
     #[test]
     fn a_crash_in_two_runs_scratch_directories_is_one_symptom() {

@@ -298,7 +298,7 @@ impl Study<'_> {
             )
             .expect("string write");
         }
-        md.push_str("\nA finding's bug is the first later commit at which its program prints what `gcc -O0` prints; findings never corrected are told apart by the fingerprint of their symptom. A finding that passes at `--from` when run again is not reproduced. Student's interval is over repetitions (none with one); the pooled interval is the exact Poisson interval of all runs' distinct bugs over their CPU time. Seeds are those made and accepted, with the share of the wall time seed making took (`?`: not counted, because the seeds came from a directory, vetted before the run's clock started, or a build that did not count them ran the campaign).\n\n## Distinct bugs\n\n");
+        md.push_str("\nA finding's bug is the first later commit at which its program no longer fails as it fails at `--from` (a compiler crash, a compiler hang, a rejection or wrong code against `gcc -O0`; a failure of another kind on the way is another bug's); findings never corrected are told apart by the fingerprint of their symptom. A finding that passes at `--from` when run again is not reproduced. Student's interval is over repetitions (none with one); the pooled interval is the exact Poisson interval of all runs' distinct bugs over their CPU time. Seeds are those made and accepted, with the share of the wall time seed making took (`?`: not counted, because the seeds came from a directory, vetted before the run's clock started, or a build that did not count them ran the campaign).\n\n## Distinct bugs\n\n");
         if bugs.is_empty() {
             md.push_str("None in any run.\n");
         } else {
