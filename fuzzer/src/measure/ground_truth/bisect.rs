@@ -1,8 +1,9 @@
 //! The correcting commit of a failing program: the first commit after `--from` at which it
-//! passes, found by bisection over the first-parent history. A commit that does not build is
-//! skipped as `git bisect skip` does: the search tests its nearest buildable neighbour, and
-//! when only skipped commits separate the last failing commit from the first passing one, the
-//! first passing one is named and the others are kept as its candidates.
+//! passes, found by bisection over the first-parent history. A commit that tells nothing (it
+//! does not build, or another bug hides the program's own) is skipped as `git bisect skip`
+//! does: the search tests its nearest testable neighbour, and when only skipped commits
+//! separate the last failing commit from the first passing one, the first passing one is
+//! named and the others are kept as its candidates.
 
 use anyhow::Result;
 use std::collections::BTreeSet;
@@ -14,22 +15,22 @@ pub enum Probe {
     Passes,
     /// It does not (wrong output, a crash, a rejection).
     Fails,
-    /// The commit does not build.
-    Unbuildable,
+    /// The commit tells nothing: it does not build, or the program fails there in another way.
+    Untestable,
 }
 
 /// The result of one bisection over commits `0..n`, where commit 0 is known to fail.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Bisection {
     /// The first passing commit, and the newest commit known to fail before it: every commit
-    /// strictly between them did not build, so each of them may be the correcting one too.
+    /// strictly between them was untestable, so each of them may be the correcting one too.
     Corrected { first_passing: usize, last_failing: usize },
     /// The program fails at the newest commit that builds.
     Uncorrected,
 }
 
 impl Bisection {
-    /// The commits that may have corrected it (more than one when builds were skipped).
+    /// The commits that may have corrected it (more than one when commits were skipped).
     pub fn candidates(&self) -> usize {
         match self {
             Bisection::Corrected {
@@ -44,7 +45,7 @@ impl Bisection {
 /// Bisects commits `0..n` (commit 0 fails) with `probe`, assuming a program stays corrected
 /// once it passes.
 pub fn bisect(n: usize, mut probe: impl FnMut(usize) -> Result<Probe>) -> Result<Bisection> {
-    // The newest commit that builds is the upper end; when it fails, nothing corrected it.
+    // The newest testable commit is the upper end; when it fails, nothing corrected it.
     let mut high = None;
     for index in (1..n).rev() {
         match probe(index)? {
@@ -53,7 +54,7 @@ pub fn bisect(n: usize, mut probe: impl FnMut(usize) -> Result<Probe>) -> Result
                 break;
             }
             Probe::Fails => return Ok(Bisection::Uncorrected),
-            Probe::Unbuildable => {}
+            Probe::Untestable => {}
         }
     }
     let Some(mut high) = high else {
@@ -77,7 +78,7 @@ pub fn bisect(n: usize, mut probe: impl FnMut(usize) -> Result<Probe>) -> Result
         match probe(next)? {
             Probe::Passes => high = next,
             Probe::Fails => low = next,
-            Probe::Unbuildable => {
+            Probe::Untestable => {
                 skipped.insert(next);
             }
         }
@@ -95,7 +96,7 @@ mod tests {
         let result = bisect(n, |i| {
             probes += 1;
             Ok(if unbuildable.contains(&i) {
-                Probe::Unbuildable
+                Probe::Untestable
             } else if fix.is_some_and(|f| i >= f) {
                 Probe::Passes
             } else {

@@ -88,7 +88,7 @@ fn describe(class: &BugClass, history: &History) -> (String, String) {
             let commit = &history.commits[*index];
             let subject = if *candidates > 1 {
                 format!(
-                    "{} (or one of the {} unbuildable commits before it)",
+                    "{} (or one of the {} untestable commits before it)",
                     commit.subject,
                     candidates - 1
                 )

@@ -1,8 +1,9 @@
 //! Which bug a finding is, decided before any reduction: the commit that corrected its
-//! program, the first at which the program no longer shows the kind of failure it shows at
-//! `--from` (a compiler crash, a hang, a rejection, wrong code). A commit where it fails in
-//! another way shows another bug, which the bisection must not follow: a program whose crash
-//! is corrected may be miscompiled by a bug that later commits bring and correct. A finding of a bug already named (a known correcting commit, or one this study
+//! program, the first at which the program passes. A commit where it fails in another way
+//! than at `--from` (a compiler crash, a hang, a rejection, wrong code) shows another bug,
+//! which hides the program's own: the bisection skips it, as a commit that does not build. A
+//! program whose crash is corrected may be miscompiled by a bug that later commits bring and
+//! correct, or rejected by a regression for a while before its own bug is corrected. A finding of a bug already named (a known correcting commit, or one this study
 //! found earlier) is recognized by two runs of its program, at that commit and at the commit
 //! before it, and skips the bisection; the others are bisected. A finding whose program still
 //! fails at `--to` is a bug of its own class, named by the fingerprint of its unreduced symptom.
@@ -46,7 +47,7 @@ pub fn compile_and_run_once(
 /// What a finding turned out to be.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum BugClass {
-    /// Corrected at `commits[index]`; `candidates` > 1 when unbuildable commits before it
+    /// Corrected at `commits[index]`; `candidates` > 1 when untestable commits before it
     /// may have corrected it instead.
     Corrected { index: usize, candidates: usize },
     /// Still failing at `--to`: the symptom's fingerprint.
@@ -94,12 +95,12 @@ impl Symptom {
     }
 
     /// The bisection's view of a commit where the program shows `self`, for a program whose
-    /// own bug shows as `own`: failing only while that symptom lasts.
+    /// own bug shows as `own`: another failure tells nothing of its own bug.
     pub fn probe_for(self, own: Symptom) -> Probe {
-        if self == own {
-            Probe::Fails
-        } else {
-            Probe::Passes
+        match self {
+            Symptom::Passes => Probe::Passes,
+            _ if self == own => Probe::Fails,
+            _ => Probe::Untestable,
         }
     }
 }
@@ -132,7 +133,7 @@ impl<'a> Classifier<'a> {
 
     fn probe(&mut self, program: &Program, index: usize) -> Result<Probe> {
         let Some(build) = self.history.build(index)? else {
-            return Ok(Probe::Unbuildable);
+            return Ok(Probe::Untestable);
         };
         let outcome = self.run(&CompilerConfig::new(build.command_line()), &program.source)?;
         Ok(Symptom::of(&outcome, &program.reference).probe_for(program.own))
@@ -220,7 +221,7 @@ impl<'a> Classifier<'a> {
             match probe(self, before)? {
                 Probe::Fails => return Ok(Some(before)),
                 Probe::Passes => return Ok(None),
-                Probe::Unbuildable => {}
+                Probe::Untestable => {}
             }
         }
         Ok(None)
@@ -256,28 +257,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_bug_of_another_kind_between_the_fix_and_the_newest_commit_does_not_move_the_fix() {
+    fn another_bug_on_the_way_neither_moves_the_fix_nor_hides_it() {
         // Commit 0 crashes the compiler; commit `fix` corrects the crash; commits `from..to`
-        // miscompile the program (another bug); later ones pass. Wherever the second bug lies,
-        // the bisection names `fix`.
-        let n = 40;
-        for fix in 1..n - 2 {
-            for from in fix..n - 1 {
+        // fail in another way (another bug: wrong code after the fix, or a rejection before
+        // it). Wherever the other bug lies, the bisection names `fix`, or the first commit after
+        // the other bug's when they cover it, with them as candidates.
+        let n = 30;
+        for fix in 1..n - 1 {
+            for from in 1..n - 1 {
                 for to in from + 1..n {
                     let symptom = |i: usize| match i {
-                        _ if i < fix => Symptom::CompilerCrash,
+                        _ if (from..to).contains(&i) && i < fix => Symptom::Rejected,
                         _ if (from..to).contains(&i) => Symptom::WrongCode,
+                        _ if i < fix => Symptom::CompilerCrash,
                         _ => Symptom::Passes,
                     };
                     let found = bisect(n, |i| Ok(symptom(i).probe_for(symptom(0)))).unwrap();
-                    assert_eq!(
-                        found,
-                        Bisection::Corrected {
-                            first_passing: fix,
-                            last_failing: fix - 1
+                    let testable = |i: &usize| !(from..to).contains(i);
+                    let expected = match (fix..n).find(testable) {
+                        None => Bisection::Uncorrected,
+                        Some(first_passing) => Bisection::Corrected {
+                            first_passing,
+                            last_failing: (0..fix).rev().find(testable).unwrap(),
                         },
-                        "fix {fix}, second bug {from}..{to}"
-                    );
+                    };
+                    assert_eq!(found, expected, "fix {fix}, other bug {from}..{to}");
                 }
             }
         }
@@ -301,7 +305,8 @@ mod tests {
         };
         assert_eq!(Symptom::of(&rejected, &reference), Symptom::Rejected);
         assert_eq!(Symptom::CompilerCrash.probe_for(Symptom::CompilerCrash), Probe::Fails);
-        assert_eq!(Symptom::WrongCode.probe_for(Symptom::CompilerCrash), Probe::Passes);
+        assert_eq!(Symptom::Passes.probe_for(Symptom::CompilerCrash), Probe::Passes);
+        assert_eq!(Symptom::WrongCode.probe_for(Symptom::CompilerCrash), Probe::Untestable);
     }
 
     #[test]
