@@ -153,9 +153,39 @@ fn listen_check(port: u16) -> std::io::Result<()> {
 }
 
 /// A TCP port of this machine that nothing listens on now (for brokers of experiments,
-/// benchmarks and tests, which run beside a campaign on the default port).
+/// benchmarks and tests, which run beside a campaign on the default port). Drawn below the
+/// range Linux gives the local ends of outgoing connections (32768 and up): a port the kernel
+/// hands out as free may be the local end of a client's connection to another campaign's
+/// broker by the time the new broker binds it, which failed a paired benchmark's run.
 pub fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind((std::net::Ipv4Addr::UNSPECIFIED, 0))?
-        .local_addr()?
-        .port())
+    const LOWEST: u32 = 10_000;
+    const COUNT: u32 = 32_768 - LOWEST;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let start = (nanos ^ std::process::id().wrapping_mul(2_654_435_761)) % COUNT;
+    // 7919 is prime and does not divide COUNT: the steps visit every port of the range once.
+    (0..COUNT)
+        .map(|step| (LOWEST + (start + step * 7919) % COUNT) as u16)
+        .find(|&port| listen_check(port).is_ok())
+        .ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::AddrInUse,
+                "every TCP port from 10000 to 32767 is taken",
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_free_port_is_below_the_kernels_range_for_outgoing_connections_and_can_be_bound() {
+        for _ in 0..20 {
+            let port = free_port().unwrap();
+            assert!((10_000..32_768).contains(&port), "{port}");
+            listen_check(port).unwrap();
+        }
+    }
 }
