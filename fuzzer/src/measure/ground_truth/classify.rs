@@ -3,10 +3,12 @@
 //! than at `--from` (a compiler crash, a hang, a rejection, wrong code) shows another bug,
 //! which hides the program's own: the bisection skips it, as a commit that does not build. A
 //! program whose crash is corrected may be miscompiled by a bug that later commits bring and
-//! correct, or rejected by a regression for a while before its own bug is corrected. A finding of a bug already named (a known correcting commit, or one this study
-//! found earlier) is recognized by two runs of its program, at that commit and at the commit
-//! before it, and skips the bisection; the others are bisected. A finding whose program still
-//! fails at `--to` is a bug of its own class, named by the fingerprint of its unreduced symptom.
+//! correct, or rejected by a regression for a while before its own bug is corrected.
+//!
+//! A finding of a bug already named (a known correcting commit, or one this study found
+//! earlier) is recognized by two runs of its program, at that commit and at the commit before
+//! it, and skips the bisection; the others are bisected. A finding whose program still fails
+//! at `--to` is a bug of its own class, named by the fingerprint of its unreduced symptom.
 
 use super::bisect::{bisect, Bisection, Probe};
 use super::history::History;
