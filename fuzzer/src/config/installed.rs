@@ -91,6 +91,18 @@ fn programs_of(family: &str) -> Vec<(String, String)> {
     found
 }
 
+/// Whether `program` (a name or a path) is a gcc or a clang: `gcc`, `clang-23`, `gcc-12.5`,
+/// `/…/build/bin/gcc-trunk`.
+pub fn is_gcc_or_clang(program: &str) -> bool {
+    let name = Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(program);
+    ["gcc", "clang"]
+        .iter()
+        .any(|family| name == *family || release_of(family, name).is_some())
+}
+
 /// (N, M) of a program named `{family}-N` (M = 0) or `{family}-N.M`; [`TRUNK`] for
 /// `{family}-trunk`.
 fn release_of(family: &str, name: &str) -> Option<(u32, u32)> {
@@ -218,6 +230,12 @@ mod tests {
         assert_eq!(version_of("gcc", "gcc-"), None);
         assert_eq!(version_of("gcc", "gcc"), None);
         assert_eq!(version_of("gcc", "gcc-trunk"), Some(TRUNK));
+        for program in ["gcc", "clang-23", "gcc-12.5", "/x/build/bin/gcc-trunk"] {
+            assert!(is_gcc_or_clang(program), "{program}");
+        }
+        for program in ["tcc", "pcc", "afl-clang-fast", "/x/tcc-afl/tcc", "gcc-ar"] {
+            assert!(!is_gcc_or_clang(program), "{program}");
+        }
         assert_eq!(version_of("gcc", "gcc-12.5"), None);
         assert_eq!(release_of("gcc", "gcc-12.5"), Some((12, 5)));
         assert_eq!(release_of("gcc", "gcc-12"), Some((12, 0)));

@@ -17,7 +17,7 @@
 //! program that a tested compiler's newer default dialect rejects (a K&R function called with
 //! arguments is an error in C23), and every variant of such a seed would be rejected too.
 
-use crate::config::installed::SANITIZER_FLAGS;
+use crate::config::installed::{is_gcc_or_clang, SANITIZER_FLAGS};
 use crate::config::{CompilerConfig, Config};
 use crate::process::compile::Additions;
 use crate::process::compile::{compile, crash_message};
@@ -169,7 +169,7 @@ pub fn front_end_rejection(
     let mut checked = std::collections::HashSet::new();
     for config in configurations {
         let argv = config.argv();
-        if !matches!(ccfuzz_triage::newest::family(&argv[0]), "gcc" | "clang") {
+        if !is_gcc_or_clang(&argv[0]) {
             continue;
         }
         let dialect: Vec<&String> = argv
