@@ -20,26 +20,12 @@ fn order_config(dir: &Path) -> std::path::PathBuf {
     path
 }
 
-/// `ccfuzz seeds` on the C files of `seeds` into `store`; returns its output.
-fn profile_seeds(store: &Path, seeds: &Path, config: &Path) -> String {
-    let output = ccfuzz()
-        .args(["seeds", "--store"])
-        .arg(store)
-        .arg("--dir")
-        .arg(seeds)
-        .arg("--config")
-        .arg(config)
-        .output()
-        .unwrap();
-    text(&output)
-}
-
 #[test]
 #[ignore = "compiles many programs: make test"]
 fn values_profiled_under_pcc_join_those_of_gcc() {
     let dir = tempfile::tempdir().unwrap();
     let config = order_config(dir.path());
-    let log = profile_seeds(&dir.path().join("store"), &seeds("order"), &config);
+    let log = vet_seeds(&dir.path().join("store"), &seeds("order"), &config);
     assert!(log.contains("seeds: 1 accepted, 0 rejected"), "{log}");
     let store = SeedStore::open(dir.path().join("store")).unwrap();
     let id = store.ids().unwrap().remove(0);
@@ -120,7 +106,7 @@ fn a_seed_a_tested_compiler_rejects_is_profiled_under_the_others() {
         "#include <stdio.h>\nint main(void) {\n  int x = 3;\n  x = x * 2;\n  printf(\"%d\\n\", x + __builtin_classify_type(x));\n  return 0;\n}\n",
     )
     .unwrap();
-    let log = profile_seeds(&dir.path().join("store"), &seeds, &config);
+    let log = vet_seeds(&dir.path().join("store"), &seeds, &config);
     assert!(log.contains("seeds: 1 accepted, 0 rejected"), "{log}");
     let store = SeedStore::open(dir.path().join("store")).unwrap();
     let id = store.ids().unwrap().remove(0);

@@ -43,17 +43,7 @@ fn implementation_defined_char_signedness_is_an_output_mismatch() {
 fn bad_seeds_are_rejected_with_their_reason() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), &["gcc -O0"], 60.0);
-    let output = ccfuzz()
-        .args(["seeds", "--store"])
-        .arg(dir.path().join("store"))
-        .arg("--dir")
-        .arg(seeds("bad"))
-        .arg("--config")
-        .arg(&config)
-        .output()
-        .unwrap();
-    let log = text(&output);
-    assert!(output.status.success(), "{log}");
+    let log = vet_seeds(&dir.path().join("store"), &seeds("bad"), &config);
     let line = |name: &str| {
         log.lines()
             .find(|l| l.contains(name))

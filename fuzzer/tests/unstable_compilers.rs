@@ -259,17 +259,7 @@ fn a_seed_that_gcc_trunk_rejects_is_not_a_seed_of_a_campaign_testing_it() {
     .unwrap();
     let vet = |tested: &str| {
         let config = write_config(dir.path(), &[tested, "tcc"], 60.0);
-        let output = ccfuzz()
-            .args(["seeds", "--store"])
-            .arg(dir.path().join("store"))
-            .arg("--dir")
-            .arg(&seed_dir)
-            .arg("--config")
-            .arg(&config)
-            .output()
-            .unwrap();
-        let log = text(&output);
-        assert!(output.status.success(), "{log}");
+        let log = vet_seeds(&dir.path().join("store"), &seed_dir, &config);
         log.lines()
             .find(|l| l.contains("knr_call.c"))
             .unwrap_or_else(|| panic!("no line for the seed:\n{log}"))

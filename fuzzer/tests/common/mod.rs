@@ -154,13 +154,11 @@ pub fn clang_22() -> PathBuf {
     path.canonicalize().unwrap()
 }
 
-/// Profiles the seeds of `seed_dir` into `out/seeds` and returns the id of the first accepted.
-/// `out` becomes a campaign directory (of this format version) that campaigns and replays take.
-pub fn store_seed(out: &Path, config: &Path, seed_dir: &Path) -> ccfuzz_mutators::seed::SeedId {
-    ccfuzz::ops::format_version::claim(out, "campaign").unwrap();
+/// `ccfuzz seeds` on the C files of `seed_dir` into `store`: its output, one line a file.
+pub fn vet_seeds(store: &Path, seed_dir: &Path, config: &Path) -> String {
     let output = ccfuzz()
         .args(["seeds", "--store"])
-        .arg(out.join("seeds"))
+        .arg(store)
         .arg("--dir")
         .arg(seed_dir)
         .arg("--config")
@@ -168,6 +166,15 @@ pub fn store_seed(out: &Path, config: &Path, seed_dir: &Path) -> ccfuzz_mutators
         .output()
         .unwrap();
     let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    log
+}
+
+/// Profiles the seeds of `seed_dir` into `out/seeds` and returns the id of the first accepted.
+/// `out` becomes a campaign directory (of this format version) that campaigns and replays take.
+pub fn store_seed(out: &Path, config: &Path, seed_dir: &Path) -> ccfuzz_mutators::seed::SeedId {
+    ccfuzz::ops::format_version::claim(out, "campaign").unwrap();
+    let log = vet_seeds(&out.join("seeds"), seed_dir, config);
     let id = log
         .lines()
         .find_map(|l| l.split("accepted as ").nth(1))
