@@ -273,9 +273,10 @@ impl Config {
 
     /// This machine's default: the newest installed gcc and clang, GCC trunk and clang-23 once
     /// `make deps` built the unstable root (with `all_versions`, every installed version), at
-    /// [`OPT_LEVELS`], plus tcc (a few percent of the CPU; pcc too with `all_versions`). Seeds are vetted,
-    /// and findings guarded, by the newest clang that builds sanitized binaries other than the
-    /// newest clang, which the default tests: a compiler does not vet its own seeds.
+    /// [`OPT_LEVELS`], plus tcc (under 0.1% of the CPU; pcc too with `all_versions`). Seeds
+    /// are vetted, and findings guarded, by the newest clang that builds sanitized binaries
+    /// other than the newest clang, which the default tests: a compiler does not vet its own
+    /// seeds.
     pub fn detect(all_versions: bool) -> Self {
         let gccs = installed::versions("gcc");
         let clangs = installed::versions("clang");
@@ -297,12 +298,17 @@ impl Config {
         // pcc's known wrong-code bugs show on most Orange programs, each with an output of its
         // own, which the known-bugs filter cannot match cheaply: its findings would keep the
         // background triage from the trunk findings.
-        let small = if all_versions {
+        let fast_compilers = if all_versions {
             &["tcc", "pcc"][..]
         } else {
             &["tcc"][..]
         };
-        configurations.extend(small.iter().filter(|p| which(p)).map(|p| CompilerConfig::new(*p)));
+        configurations.extend(
+            fast_compilers
+                .iter()
+                .filter(|p| which(p))
+                .map(|p| CompilerConfig::new(*p)),
+        );
         Config {
             reference: CompilerConfig::new("gcc -O0"),
             ub_check: vetting_clang(&clangs)
