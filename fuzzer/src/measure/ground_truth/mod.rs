@@ -272,6 +272,7 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
     let cores = cores_of(0).len().max(1) as f64;
     let mut runs: Vec<Vec<RunYield>> = vec![Vec::new(); setups.len()];
     let mut findings_csv = String::from("setup,repetition,finding,program,cpu_seconds,class,commit\n");
+    let mut failed: Vec<String> = Vec::new();
     for repetition in 1..=plan.repetitions {
         let obtain = |index: usize| {
             let named = &setups[index];
@@ -309,7 +310,16 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
             (0..setups.len()).map(obtain).collect()
         };
         for ((index, named), obtained) in setups.iter().enumerate().zip(obtained) {
-            let (run, started) = obtained?;
+            // One failed campaign must not cost the others' hours: it is left out of the
+            // report, and the command, run again, redoes only what did not finish.
+            let (run, started) = match obtained {
+                Ok(obtained) => obtained,
+                Err(error) => {
+                    log::error!("run {}-{repetition} failed: {error:#}", named.name);
+                    failed.push(format!("{}-{repetition}", named.name));
+                    continue;
+                }
+            };
             let dir = &run.dir;
             let mut found = Vec::new();
             for finding in saved_findings(&dir.join("findings"))? {
@@ -393,6 +403,14 @@ pub fn ground_truth_study(plan: &GroundTruthPlan, setups: &[NamedSetup]) -> Resu
     study.plot(&plan.out.join("bugs-over-time"))?;
     let md = study.markdown();
     std::fs::write(plan.out.join("report.md"), &md)?;
+    if !failed.is_empty() {
+        bail!(
+            "{} of the runs failed ({}); {} counts the others, and the same command run again redoes only the failed ones",
+            failed.len(),
+            failed.join(", "),
+            plan.out.join("report.md").display()
+        );
+    }
     Ok(md)
 }
 
