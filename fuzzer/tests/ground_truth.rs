@@ -217,13 +217,20 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
     assert!(log.contains("1 distinct bugs in"), "{log}");
 
     // Started again with a known-bugs list, the benchmark reuses its finished run rather than
-    // running it again, and recognizes the same bug by two program runs and counts it apart.
+    // running it again, and recognizes the same bug by two program runs and counts it apart. A
+    // setup whose campaign fails (its seed folder is missing) fails the command, but only
+    // after the report of the others is written.
     let known = dir.path().join("known-bugs");
     std::fs::write(&known, format!("{fixed} # {FIX_SUBJECT}\n")).unwrap();
     let again = out.clone();
     let output = ground_truth(&repo, &config, &cache)
         .args(["--from", &broken, "--to", &fixed, "--setup"])
         .arg(format!("seeded: seeds={} variants-per-seed=0", seeds.display()))
+        .arg("--setup")
+        .arg(format!(
+            "broken: seeds={} variants-per-seed=0",
+            dir.path().join("missing").display()
+        ))
         .args(["--cores", "0", "--known-bugs"])
         .arg(&known)
         .arg("--out")
@@ -231,7 +238,10 @@ fn ground_truth_names_the_commit_that_corrected_a_found_bug() {
         .output()
         .unwrap();
     let log = text(&output);
-    assert!(output.status.success(), "{log}");
+    assert!(!output.status.success(), "{log}");
+    assert!(log.contains("1 of the runs failed (broken-1)"), "{log}");
+    let report = std::fs::read_to_string(again.join("report.md")).unwrap();
+    assert!(report.contains("| broken | 0 | no run finished |"), "{report}");
     let bugs = std::fs::read_to_string(again.join("bugs.csv")).unwrap();
     assert!(
         bugs.lines()

@@ -241,6 +241,10 @@ impl Study<'_> {
             "| setup | runs | distinct bugs / CPU-h (Student 95%) | pooled (Poisson 95%) | distinct bugs, all runs | of them known | time to first bug (CPU-min) | programs / CPU-h | seeds / CPU-h (time making them) | findings (in variants) | not reproduced |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         );
         for (named, runs) in self.setups.iter().zip(self.runs) {
+            if runs.is_empty() {
+                writeln!(md, "| {} | 0 | no run finished |||||||||", named.name).expect("string write");
+                continue;
+            }
             let per_run: Vec<BTreeMap<Bug, f64>> = runs.iter().map(RunYield::first_times).collect();
             let rates: Vec<f64> = per_run.iter().map(|b| b.len() as f64 / hours).collect();
             let total: u64 = per_run.iter().map(|b| b.len() as u64).sum();
