@@ -12,12 +12,20 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-/// Kills a campaign's process group when the test ends, whatever happens.
+/// Stops a campaign's process group when the test ends, whatever happens: asked to stop first,
+/// because a killed campaign leaves its shared-memory segments behind until the machine reboots
+/// (nobody resumes a test's directory to remove them), and killed if it has not within 30 s.
 struct Node(Child);
 
 impl Drop for Node {
     fn drop(&mut self) {
-        let _ = killpg(Pid::from_raw(self.0.id() as i32), Signal::SIGKILL);
+        let group = Pid::from_raw(self.0.id() as i32);
+        let _ = killpg(group, Signal::SIGINT);
+        let asked = Instant::now();
+        while matches!(self.0.try_wait(), Ok(None)) && asked.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = killpg(group, Signal::SIGKILL);
         let _ = self.0.wait();
     }
 }
