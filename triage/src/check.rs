@@ -5,7 +5,7 @@
 //!
 //! The UB guard, in order of cost: gcc and clang warnings that signal undefined behaviour or
 //! uninitialized reads are errors; for wrong code, calls must pass as many arguments as their
-//! callees' definitions take; a gcc UBSan+ASan build at -O0 must run cleanly and print the
+//! callees' definitions take; a clang UBSan+ASan build at -O0 must run cleanly and print the
 //! reference output; every agreement configuration (`clang -O0`) must print it too; and the
 //! reference must terminate within the run timeout.
 

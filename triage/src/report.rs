@@ -148,7 +148,7 @@ fn write_bug(dir: &Path, bug: &Bug, representative: &Triaged) -> Result<()> {
          `./repro.sh` compiles `test.c` with `{conf}` and with the reference `{reference}`, prints\n\
          both results and exits 0 when the bug shows. `./interesting.sh test.c` is the test the\n\
          reduction kept true: the symptom plus the UB guard (gcc and clang UB warnings as errors,\n\
-         gcc UBSan+ASan at -O0, agreement of {agree}).\n\n\
+         UBSan+ASan of `{sanitizer} -O0`, agreement of {agree}).\n\n\
          ## Compilers\n\n{versions}\n\n## Flags\n\n`{conf}` (with `-w test.c -o BINARY -lm` appended)\n\n\
          ## Still a bug?\n\n{newest}\n\n## Version matrix\n\n{matrix}{pass}\n\n## Known upstream?\n\n{upstream}\n\n## Findings\n\n{findings}\n",
         kind = bug.kind.as_str(),
@@ -163,6 +163,7 @@ fn write_bug(dir: &Path, bug: &Bug, representative: &Triaged) -> Result<()> {
         edits_after = representative.edits_after,
         orange = representative.orange.as_ref().map(orange_line).unwrap_or_default(),
         reference = check.guard.reference,
+        sanitizer = check.guard.clang,
         agree = check
             .guard
             .agree
