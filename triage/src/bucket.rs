@@ -3,6 +3,9 @@
 //! reduced first. A finding whose cheap fingerprint (the fingerprint of its unreduced variant: the
 //! bisected pass, the crash signature, the output difference) equals that of a reduced
 //! representative in its bucket is absorbed as its duplicate instead of being reduced again.
+//! An unedited Orange program whose cheap fingerprint is new (it names the program's checksum,
+//! which every step of a mutation chain changes) is absorbed after Orange's minimization, when
+//! that comes down to the program a representative's came down to.
 
 use crate::check::{Check, Symptom};
 use crate::finding::SavedFinding;
@@ -46,6 +49,12 @@ pub fn representative<'a>(check: &Check, cheap: &str, results: &'a [Triaged]) ->
     candidates(check, results).find(|r| r.cheap_fingerprint.as_deref() == Some(cheap))
 }
 
+/// The reduced finding of this check's bucket whose Orange minimization came down to the
+/// program `minimized`.
+pub fn same_minimized_program<'a>(check: &Check, minimized: &str, results: &'a [Triaged]) -> Option<&'a Triaged> {
+    candidates(check, results).find(|r| r.orange.as_ref().is_some_and(|o| o.program == minimized))
+}
+
 fn candidates<'a>(check: &Check, results: &'a [Triaged]) -> impl Iterator<Item = &'a Triaged> + 'a {
     let class = symptom_class(&check.symptom);
     let configuration = check.configuration.clone();
@@ -62,6 +71,7 @@ mod tests {
     use super::*;
     use crate::check::{wrong_output_check, Misbehaviour};
     use crate::finding::FindingKind;
+    use crate::verdict::OrangeMinimization;
 
     fn check(configuration: &str, symptom: Symptom) -> Check {
         Check {
@@ -124,5 +134,42 @@ mod tests {
             markers: markers.iter().map(|m| m.to_string()).collect(),
         };
         assert_eq!(symptom_class(&crash(&["in f, at a.c:"])), symptom_class(&crash(&["b"])));
+    }
+
+    #[test]
+    fn an_orange_program_minimized_like_a_representative_is_its_duplicate() {
+        let wrong = || Symptom::Mismatch(Misbehaviour::WrongOutput);
+        let minimized = |program: &str| OrangeMinimization {
+            lines_before: 3535,
+            lines_after: 11,
+            operators_before: 1795,
+            operators_after: 1,
+            expressions_before: 852,
+            expressions_after: 1,
+            tests: 74,
+            seconds: 280.0,
+            program: program.into(),
+        };
+        let with_orange = |name: &str, configuration: &str, verdict: Verdict, program: &str| Triaged {
+            orange: Some(minimized(program)),
+            ..result(name, check(configuration, wrong()), verdict, Some("checksum 1"))
+        };
+        let one_expression = "int main(void) { t1 = -1 % 131071U; }";
+        let results = vec![
+            with_orange("a", "pcc", Verdict::Reduced, one_expression),
+            with_orange("b", "pcc", Verdict::Reduced, "int main(void) { t1 = 1 << 3; }"),
+            with_orange("c", "tcc", Verdict::Reduced, "int main(void) { t2 = 0; }"),
+            with_orange("d", "pcc", Verdict::RejectedByGuard, "int main(void) { t2 = 0; }"),
+            // Written before the minimized program was kept.
+            with_orange("e", "pcc", Verdict::Reduced, ""),
+        ];
+        let new = check("pcc", wrong());
+        assert_eq!(
+            same_minimized_program(&new, one_expression, &results).unwrap().finding,
+            "a"
+        );
+        // Another configuration's or a rejected finding's program never represents.
+        assert!(same_minimized_program(&new, "int main(void) { t2 = 0; }", &results).is_none());
+        assert!(same_minimized_program(&new, "int main(void) { t1 = 1; }", &results).is_none());
     }
 }

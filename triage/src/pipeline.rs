@@ -1,11 +1,12 @@
 //! Triage of one finding, and of a campaign's findings directory: re-run (flaky or not),
 //! edit-list ddmin, text reduction, fingerprint. Findings are taken bucket by bucket; one that
-//! matches a reduced representative's cheap fingerprint is absorbed without reduction, and one
+//! matches a reduced representative's cheap fingerprint is absorbed without reduction (an Orange
+//! program after Orange's minimization, when it came down to a representative's program), and one
 //! that matches a known bug's reduced test is counted apart (see [`crate::known`]). Each
 //! finding's result is kept in its work directory, so triaging a growing campaign again only
 //! looks at the new findings.
 
-use crate::bucket::{has_representatives, order_by_bucket, representative};
+use crate::bucket::{has_representatives, order_by_bucket, representative, same_minimized_program};
 use crate::check::{passes_arguments_by_prototype, run_script, Check, Guard, Misbehaviour, RunOptions, Symptom};
 use crate::ddmin::ddmin;
 use crate::finding::{saved_findings, FindingKind, SavedFinding};
@@ -83,6 +84,7 @@ pub fn triage_finding(
     work: &Path,
     options: &Options,
     cheap_fingerprint: Option<String>,
+    earlier: &[Triaged],
 ) -> Result<Triaged> {
     let started = Instant::now();
     set_aside_interrupted(work);
@@ -195,6 +197,21 @@ pub fn triage_finding(
                 minimize_orange(&saved.name, &program, &script, &work.join("orange"))?
             {
                 result.orange = Some(minimization);
+                // One mutation chain's programs differ in their checksums, so in their cheap
+                // fingerprints, but often minimize to the same expression: one bug, not reduced again.
+                if let Some(first) = same_minimized_program(&check, &minimized, earlier) {
+                    log::info!("{}: minimized to the program of {}", saved.name, first.finding);
+                    let test = work.join("minimized").join("test.c");
+                    write_file(&test, &minimized)?;
+                    result.verdict = Verdict::Duplicate {
+                        of: first.finding.clone(),
+                    };
+                    result.fingerprint = first.fingerprint.clone();
+                    result.lines_after = line_count(&minimized);
+                    result.test = test;
+                    result.seconds = started.elapsed().as_secs_f64();
+                    return Ok(result);
+                }
                 text = minimized;
             }
         }
@@ -294,6 +311,7 @@ fn minimize_orange(
         expressions_after: smallest.live_expressions(),
         tests,
         seconds: started.elapsed().as_secs_f64(),
+        program: text.clone(),
     };
     log::info!(
         "{name}: Orange minimization {} -> {} lines, {} -> {} operators, {} tests",
@@ -443,7 +461,7 @@ fn absorb_or_triage(
     options: &Options,
 ) -> Result<Triaged> {
     if !has_representatives(check, results) && known.is_empty() {
-        return triage_finding(saved, programs, work, options, None);
+        return triage_finding(saved, programs, work, options, None, results);
     }
     let started = Instant::now();
     set_aside_interrupted(work);
@@ -458,7 +476,7 @@ fn absorb_or_triage(
         ..RunOptions::default()
     };
     if !run_script(&script, &start, &symptom_only)? {
-        return triage_finding(saved, programs, work, options, None);
+        return triage_finding(saved, programs, work, options, None, results);
     }
     let cheap = fingerprint_unreduced(check, &script, &start, work)?;
     let (verdict, fingerprint) = if let Some(bug) = known.matching(check, &cheap, work) {
@@ -471,7 +489,7 @@ fn absorb_or_triage(
             first.fingerprint.clone(),
         )
     } else {
-        return triage_finding(saved, programs, work, options, Some(cheap));
+        return triage_finding(saved, programs, work, options, Some(cheap), results);
     };
     Ok(Triaged {
         finding: saved.name.clone(),

@@ -20,8 +20,8 @@ pub enum Verdict {
     RejectedByGuard,
     /// The symptom does not show any more.
     NotReproduced,
-    /// Shows the symptom with the cheap fingerprint of the reduced finding `of`, in its bucket:
-    /// not reduced again.
+    /// Shows the symptom with the cheap fingerprint of the reduced finding `of`, in its bucket,
+    /// or its Orange program minimized to `of`'s: not reduced again.
     Duplicate { of: String },
     /// Shows the symptom with the cheap fingerprint of a known bug's reduced test `bug` (see
     /// [`crate::known`]): counted apart, not reduced.
@@ -74,4 +74,7 @@ pub struct OrangeMinimization {
     /// Runs of the interestingness script.
     pub tests: usize,
     pub seconds: f64,
+    /// The minimized program's text (empty in results written before it was kept).
+    #[serde(default)]
+    pub program: String,
 }
