@@ -130,7 +130,7 @@ fn sigkill_then_resume_loses_nothing() {
         "{corpus_before:?} -> {corpus_after:?}"
     );
     assert!(
-        log.contains("shared-memory segments a killed run on this directory left behind"),
+        log.contains("orphaned shared-memory segments made since the last run on this directory started"),
         "{log}"
     );
     let still_there: Vec<(i64, i64)> = orphan_segments().intersection(&left_behind).copied().collect();

@@ -52,7 +52,10 @@ pub fn run_campaign(mut options: CampaignOptions) -> Result<()> {
     match crate::ops::orphan_memory::clean_up_and_mark_start(&options.out) {
         Ok(0) => {}
         Ok(removed) => {
-            log::info!("removed {removed} shared-memory segments a killed run on this directory left behind")
+            // Any killed process of this user may have left them: this run's directory dates them only.
+            log::info!(
+                "removed {removed} orphaned shared-memory segments made since the last run on this directory started"
+            )
         }
         Err(e) => log::warn!("{e:#}"),
     }
