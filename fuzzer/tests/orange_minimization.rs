@@ -192,25 +192,31 @@ fn the_next_program_of_a_mutation_chain_is_absorbed_after_orange_minimization() 
     let config = Config::load(&write_config(dir.path(), &[&tested], 60.0)).unwrap();
     let mut maker = seed_maker(&out, &config);
     let (first, program) = orange_finding(&out, &mut maker, &config, &tested);
-    // The next program of a chain: a variable and an assignment more, which the mismatch does
-    // not need, change the checksum, so the two findings' cheap fingerprints differ.
-    let mut next = program.clone();
-    next.vars.push(Var {
-        name: format!("t{}", program.vars.len()),
-        ty: Ty::Int(IntKind::Int),
-        init: 0,
-        global: false,
-        is_const: false,
-        is_volatile: false,
-        is_static: false,
-    });
-    next.assignments.push(Assignment {
-        target: program.vars.len(),
-        expr: Expr::Const(IntKind::Int, 7),
-        expected: 7,
-    });
-    let second = orange_finding_of(&out, &mut maker, &config, &tested, &next, "orange test next")
+    // The next programs of a chain: a variable and an assignment more, which the mismatch does
+    // not need, change the checksum, so their cheap fingerprints differ from the first's. The
+    // third prints what the second prints.
+    let with_seven = |kind: IntKind| {
+        let mut next = program.clone();
+        next.vars.push(Var {
+            name: format!("t{}", program.vars.len()),
+            ty: Ty::Int(kind),
+            init: 0,
+            global: false,
+            is_const: false,
+            is_volatile: false,
+            is_static: false,
+        });
+        next.assignments.push(Assignment {
+            target: program.vars.len(),
+            expr: Expr::Const(kind, 7),
+            expected: 7,
+        });
+        next
+    };
+    let second = orange_finding_of(&out, &mut maker, &config, &tested, &with_seven(IntKind::Int), "next")
         .expect("the next program shows the mismatch");
+    let third = orange_finding_of(&out, &mut maker, &config, &tested, &with_seven(IntKind::Long), "third")
+        .expect("the third program shows the mismatch");
 
     let output = ccfuzz()
         .args(["triage", "--reducer", "none"])
@@ -220,18 +226,23 @@ fn the_next_program_of_a_mutation_chain_is_absorbed_after_orange_minimization() 
     let log = text(&output);
     assert!(output.status.success(), "{log}");
     assert!(
-        log.contains("2 raw findings: 1 reduced, 1 duplicates of a reduced one"),
+        log.contains("3 raw findings: 1 reduced, 2 duplicates of a reduced one"),
         "{log}"
     );
     let result = |finding: &Path| -> serde_json::Value {
         let name = finding.file_name().unwrap();
         serde_json::from_slice(&std::fs::read(out.join("triage/work").join(name).join("result.json")).unwrap()).unwrap()
     };
-    let (first, second) = (result(&first), result(&second));
+    let (first, second, third) = (result(&first), result(&second), result(&third));
     assert_ne!(first["cheap_fingerprint"], second["cheap_fingerprint"], "{second}");
     assert_eq!(second["verdict"]["duplicate"]["of"], first["finding"], "{second}");
     assert_eq!(second["fingerprint"], first["fingerprint"], "{second}");
     let minimized = first["orange"]["program"].as_str().unwrap();
     assert!(minimized.contains("char"), "{first}");
     assert_eq!(second["orange"]["program"].as_str().unwrap(), minimized);
+    // The third is absorbed by the second's cheap fingerprint, without minimization, as a
+    // duplicate of the reduced first.
+    assert_eq!(third["cheap_fingerprint"], second["cheap_fingerprint"], "{third}");
+    assert_eq!(third["verdict"]["duplicate"]["of"], first["finding"], "{third}");
+    assert!(third["orange"].is_null(), "{third}");
 }

@@ -44,13 +44,14 @@ pub fn has_representatives(check: &Check, results: &[Triaged]) -> bool {
     candidates(check, results).next().is_some()
 }
 
-/// The reduced finding of this check's bucket whose cheap fingerprint is `cheap`.
+/// The reduced finding (or duplicate of one) of this check's bucket whose cheap fingerprint is
+/// `cheap`.
 pub fn representative<'a>(check: &Check, cheap: &str, results: &'a [Triaged]) -> Option<&'a Triaged> {
     candidates(check, results).find(|r| r.cheap_fingerprint.as_deref() == Some(cheap))
 }
 
-/// The reduced finding of this check's bucket whose Orange minimization came down to the
-/// program `minimized`.
+/// The reduced finding (or duplicate of one) of this check's bucket whose Orange minimization
+/// came down to the program `minimized`.
 pub fn same_minimized_program<'a>(check: &Check, minimized: &str, results: &'a [Triaged]) -> Option<&'a Triaged> {
     candidates(check, results).find(|r| r.orange.as_ref().is_some_and(|o| o.program == minimized))
 }
@@ -58,8 +59,10 @@ pub fn same_minimized_program<'a>(check: &Check, minimized: &str, results: &'a [
 fn candidates<'a>(check: &Check, results: &'a [Triaged]) -> impl Iterator<Item = &'a Triaged> + 'a {
     let class = symptom_class(&check.symptom);
     let configuration = check.configuration.clone();
+    // A duplicate absorbed after Orange's minimization has a cheap fingerprint of its own, which
+    // the next program of its mutation chain may share.
     results.iter().filter(move |r| {
-        r.verdict == Verdict::Reduced
+        matches!(r.verdict, Verdict::Reduced | Verdict::Duplicate { .. })
             && r.cheap_fingerprint.is_some()
             && r.configuration == configuration
             && symptom_class(&r.check.symptom) == class
@@ -124,6 +127,16 @@ mod tests {
         let new = check("clang -O2", wrong());
         assert!(has_representatives(&new, &results));
         assert_eq!(representative(&new, "pass X", &results).unwrap().finding, "a");
+        // A duplicate stands for the reduced finding it is a duplicate of.
+        let mut results = results;
+        results.push(result(
+            "e",
+            check("clang -O2", wrong()),
+            Verdict::Duplicate { of: "a".into() },
+            Some("pass W"),
+        ));
+        assert_eq!(representative(&new, "pass W", &results).unwrap().reduced_finding(), "a");
+        assert_eq!(results[0].reduced_finding(), "a");
         // Another configuration, a rejected finding and another symptom class never represent.
         assert!(representative(&new, "pass Y", &results).is_none());
         assert!(representative(&new, "pass Z", &results).is_none());

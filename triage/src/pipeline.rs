@@ -204,7 +204,7 @@ pub fn triage_finding(
                     let test = work.join("minimized").join("test.c");
                     write_file(&test, &minimized)?;
                     result.verdict = Verdict::Duplicate {
-                        of: first.finding.clone(),
+                        of: first.reduced_finding().to_string(),
                     };
                     result.fingerprint = first.fingerprint.clone();
                     result.lines_after = line_count(&minimized);
@@ -484,7 +484,7 @@ fn absorb_or_triage(
     } else if let Some(first) = representative(check, &cheap, results) {
         (
             Verdict::Duplicate {
-                of: first.finding.clone(),
+                of: first.reduced_finding().to_string(),
             },
             first.fingerprint.clone(),
         )

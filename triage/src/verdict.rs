@@ -60,6 +60,16 @@ pub struct Triaged {
     pub matrix: Vec<StillShows>,
 }
 
+impl Triaged {
+    /// The reduced finding this one is, or is a duplicate of.
+    pub fn reduced_finding(&self) -> &str {
+        match &self.verdict {
+            Verdict::Duplicate { of } => of,
+            _ => &self.finding,
+        }
+    }
+}
+
 /// What Orange's minimizer made of a finding's program, before text reduction.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OrangeMinimization {
