@@ -82,18 +82,6 @@ fn orange_finding_of(
     findings(out).into_iter().find(|dir| !before.contains(dir))
 }
 
-/// `ccfuzz triage` of `out` with Orange's and edit-list minimization only; its output.
-fn triage_without_text_reduction(out: &Path) -> String {
-    let output = ccfuzz()
-        .args(["triage", "--reducer", "none"])
-        .arg(out)
-        .output()
-        .unwrap();
-    let log = text(&output);
-    assert!(output.status.success(), "{log}");
-    log
-}
-
 /// The seed maker of a campaign's output directory, as `ccfuzz triage` reads it.
 fn seed_maker(out: &Path, config: &Config) -> SeedMaker {
     ccfuzz::ops::format_version::claim(out, "campaign").unwrap();
@@ -141,7 +129,7 @@ fn triage_minimizes_an_orange_mismatch_to_a_few_expressions() {
         .is_file());
     assert_reproduces(&finding);
 
-    let log = triage_without_text_reduction(&out);
+    let log = triage_without_text_reduction(&out, None);
     assert!(log.contains("1 reduced"), "{log}");
     let name = finding.file_name().unwrap().to_str().unwrap();
     let result: serde_json::Value =
@@ -224,7 +212,7 @@ fn the_next_program_of_a_mutation_chain_is_absorbed_after_orange_minimization() 
     let third = orange_finding_of(&out, &mut maker, &config, &tested, &with_seven(IntKind::Long), "third")
         .expect("the third program shows the mismatch");
 
-    let log = triage_without_text_reduction(&out);
+    let log = triage_without_text_reduction(&out, None);
     assert!(
         log.contains("3 raw findings: 1 reduced, 2 duplicates of a reduced one"),
         "{log}"

@@ -13,19 +13,6 @@ fn bugs_json(out: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(out.join("triage/bugs/bugs.json")).unwrap()).unwrap()
 }
 
-/// `ccfuzz triage` with edit-list minimization only; its output.
-fn triage_without_text_reduction(out: &Path, config: &Path) -> String {
-    let output = ccfuzz()
-        .args(["triage", "--reducer", "none", "--config"])
-        .arg(config)
-        .arg(out)
-        .output()
-        .unwrap();
-    let log = text(&output);
-    assert!(output.status.success(), "{log}");
-    log
-}
-
 #[test]
 #[ignore = "runs compiler campaigns: make test"]
 fn a_tcc_bounds_checker_bug_found_twice_is_one_small_reproducible_bug() {
@@ -120,7 +107,7 @@ fn an_unneeded_edit_that_trips_the_guard_does_not_decide_the_verdict() {
     let replayed = replay_insertion(&out, &config, id, "{ int unset; if (unset) g = g; }\n");
     assert_eq!(findings(&out).len(), 1, "{}", text(&replayed));
 
-    let log = triage_without_text_reduction(&out, &config);
+    let log = triage_without_text_reduction(&out, Some(&config));
     assert!(log.contains("1 raw findings: 1 reduced"), "{log}");
     let bugs = bugs_json(&out);
     assert_eq!(bugs.as_array().unwrap().len(), 1, "{bugs}");
@@ -188,7 +175,7 @@ fn a_second_finding_of_a_reduced_bug_is_absorbed_without_reduction() {
     )
     .unwrap();
 
-    let log = triage_without_text_reduction(&out, &triage_config);
+    let log = triage_without_text_reduction(&out, Some(&triage_config));
     assert!(
         log.contains("2 raw findings: 1 reduced, 1 duplicates of a reduced one"),
         "{log}"
@@ -263,7 +250,7 @@ fn a_finding_of_a_known_bug_is_counted_apart_and_not_reduced() {
     text.insert_str(0, "known_bugs = \"lists/known-bugs\"\n");
     std::fs::write(&triage_config, text).unwrap();
 
-    let log = triage_without_text_reduction(&out, &triage_config);
+    let log = triage_without_text_reduction(&out, Some(&triage_config));
     assert!(
         log.contains("1 raw findings: 0 reduced, 0 duplicates of a reduced one, 1 of known bugs"),
         "{log}"
@@ -287,6 +274,6 @@ fn a_finding_of_a_known_bug_is_counted_apart_and_not_reduced() {
 
     // Without the list, the same finding is a bug of its own.
     std::fs::remove_dir_all(out.join("triage")).unwrap();
-    let log = triage_without_text_reduction(&out, &config);
+    let log = triage_without_text_reduction(&out, Some(&config));
     assert!(log.contains("1 raw findings: 1 reduced"), "{log}");
 }

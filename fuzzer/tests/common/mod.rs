@@ -235,3 +235,17 @@ pub fn compile(compiler: &Path, flags: &[&str], source: &Path, binary: &Path) {
         text(&build)
     );
 }
+
+/// `ccfuzz triage` of `out` (under `config`, or the campaign's own) without text reduction: edit
+/// lists and Orange programs are minimized. Its output.
+pub fn triage_without_text_reduction(out: &Path, config: Option<&Path>) -> String {
+    let mut command = ccfuzz();
+    command.args(["triage", "--reducer", "none"]);
+    if let Some(config) = config {
+        command.arg("--config").arg(config);
+    }
+    let output = command.arg(out).output().unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    log
+}
