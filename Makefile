@@ -14,7 +14,7 @@ BUILD ?= build
 TCC_SRC := $(BUILD)/tcc-src
 TRIPLET = $(shell gcc -print-multiarch)
 
-.PHONY: deps debian-packages unstable-root unstable-compilers refresh-unstable deb-src release fuzz test lint bench clean instrumented-tcc
+.PHONY: deps debian-packages unstable-root unstable-compilers refresh-unstable riscv-compilers deb-src release fuzz test lint bench clean instrumented-tcc
 
 deps: debian-packages unstable-compilers
 
@@ -37,13 +37,15 @@ UNSTABLE_MIRROR ?= http://deb.debian.org/debian
 UNSTABLE_PACKAGES := libc6-dev gcc-snapshot gcc-16 gcc-15 gcc-14 gcc-13 gcc-12 \
 	clang-23 libclang-rt-23-dev clang-22 libclang-rt-22-dev clang-21
 # mmdebstrap runs as root (with sudo otherwise): the root's files are root's.
-BUILD_UNSTABLE_ROOT = $(SUDO) rm -rf $(UNSTABLE_ROOT).partial && mkdir -p $(BUILD) && \
+# $(call build_sid_root,ROOT,PACKAGES) builds ROOT.partial.
+build_sid_root = $(SUDO) rm -rf $(1).partial && mkdir -p $(BUILD) && \
 	$(SUDO) mmdebstrap --quiet --variant=apt --aptopt='Acquire::Check-Valid-Until "false"' \
-		--include=$(subst $(space),$(comma),$(strip $(UNSTABLE_PACKAGES))) \
+		--include=$(subst $(space),$(comma),$(strip $(2))) \
 		--customize-hook='mkdir -p "$$1/usr/include/csmith"' \
 		--customize-hook='dpkg-query --admindir="$$1/var/lib/dpkg" -W -f="\$${Package}\t\$${Version}\n" \
-			$(UNSTABLE_PACKAGES) libc6 > "$$1/versions"' \
-		sid $(UNSTABLE_ROOT).partial $(UNSTABLE_MIRROR)
+			$(2) libc6 > "$$1/versions"' \
+		sid $(1).partial $(UNSTABLE_MIRROR)
+BUILD_UNSTABLE_ROOT = $(call build_sid_root,$(UNSTABLE_ROOT),$(UNSTABLE_PACKAGES))
 space := $(subst ,, )
 comma := ,
 
@@ -77,6 +79,29 @@ $(UNSTABLE_WRAPPERS): $(BUILD)/bin/%: $(UNSTABLE_ROOT)/versions scripts/unstable
 	mv $@.partial $@
 
 unstable-compilers: $(UNSTABLE_WRAPPERS)
+
+# RISC-V, on request (`make riscv-compilers`; not part of `make deps`, 700 MB that only a RISC-V
+# campaign needs): gcc-16's riscv64 cross compiler and qemu-user's static emulators from Debian
+# unstable, in a root of their own built the same way. Its wrapper riscv64-gcc-16 links
+# statically and leaves a launcher that runs the program under qemu (scripts/riscv64-gcc.sh).
+RISCV_ROOT := $(abspath $(BUILD))/riscv-root
+RISCV_PACKAGES := gcc-16-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user
+
+$(RISCV_ROOT)/versions: | debian-packages
+	$(call build_sid_root,$(RISCV_ROOT),$(RISCV_PACKAGES))
+	mv $(RISCV_ROOT).partial $(RISCV_ROOT)
+
+$(BUILD)/bin/riscv64-gcc-16: $(RISCV_ROOT)/versions scripts/riscv64-gcc.sh scripts/unstable-root-exec.sh Makefile
+	mkdir -p $(@D)
+	printf '%s\n' '#!/bin/sh' \
+		'# gcc-16 for riscv64 of the RISC-V root, its programs run under qemu: made by `make riscv-compilers`.' \
+		'exec "$(CURDIR)/scripts/riscv64-gcc.sh" "$(RISCV_ROOT)" /usr/bin/riscv64-linux-gnu-gcc-16 "$$@"' \
+		> $@.partial
+	chmod +x $@.partial
+	$@.partial --version > /dev/null
+	mv $@.partial $@
+
+riscv-compilers: $(BUILD)/bin/riscv64-gcc-16
 
 release: deps
 	cargo build --release --bin ccfuzz
@@ -164,7 +189,7 @@ instrumented-tcc: deps $(BUILD)/tcc-afl/tcc $(BUILD)/tcc-gcov/tcc $(BUILD)/tcc-p
 test-fast: deps
 	cargo test --workspace
 
-test: deps lint instrumented-tcc $(PCC_SRC)/.unpacked
+test: deps lint instrumented-tcc riscv-compilers $(PCC_SRC)/.unpacked
 	cargo test --workspace -- --include-ignored
 
 bench: release

@@ -11,7 +11,7 @@
 #
 # A binary linked here names the root's dynamic loader and library directories: sid's glibc is
 # newer than the host's, and a program that calls e.g. `strtol` in C23 mode needs its symbols.
-# Linked that way (not -static), sanitized binaries work too.
+# Linked that way (not -static), sanitized binaries work too. A -static link gets no such flags.
 set -euo pipefail
 
 root=$(realpath -e -- "$1")
@@ -54,6 +54,9 @@ links=1
 for argument in "$@"; do
     case "$argument" in
     -c | -S | -E | -M | -MM | -fsyntax-only | --version | -v | --help* | -dumpversion | -dumpmachine | -dumpfullversion | -print-* | -###)
+        links=0
+        ;;
+    -static | -static-pie) # names no loader (and a cross compiler's would not be the host's)
         links=0
         ;;
     esac

@@ -150,14 +150,28 @@ pub fn build_bin_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// The exact package versions of the Debian unstable root beside a build folder's `bin`
-/// (`make unstable-root` writes them, one `package<TAB>version` line each), with the root's path.
-pub fn unstable_root_versions() -> Option<(PathBuf, String)> {
-    build_bin_dirs().into_iter().find_map(|dir| {
-        let root = dir.parent()?.join("unstable-root");
-        let text = std::fs::read_to_string(root.join("versions")).ok()?;
-        Some((root, text))
-    })
+/// The exact package versions of each Debian unstable root beside a build folder's `bin` (the
+/// compilers' root, and the RISC-V root when `make riscv-compilers` built it), with the root's
+/// path; `make` writes them, one `package<TAB>version` line each.
+pub fn unstable_root_versions() -> Vec<(PathBuf, String)> {
+    let roots_beside = |bin: &Path| -> Vec<(PathBuf, String)> {
+        let Some(build) = bin.parent() else {
+            return Vec::new();
+        };
+        ["unstable-root", "riscv-root"]
+            .iter()
+            .filter_map(|name| {
+                let root = build.join(name);
+                let text = std::fs::read_to_string(root.join("versions")).ok()?;
+                Some((root, text))
+            })
+            .collect()
+    };
+    build_bin_dirs()
+        .iter()
+        .map(|bin| roots_beside(bin))
+        .find(|roots| !roots.is_empty())
+        .unwrap_or_default()
 }
 
 fn is_executable(path: &Path) -> bool {

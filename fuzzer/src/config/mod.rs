@@ -420,7 +420,7 @@ impl Config {
     }
 
     /// Comment lines with the exact version of every compiler the configuration runs, and the
-    /// package versions of the Debian unstable root when `make` built one.
+    /// package versions of the Debian unstable roots that `make` built.
     pub fn versions_comment(&self) -> String {
         let mut programs: Vec<String> = Vec::new();
         let all = std::iter::once(&self.reference)
@@ -435,7 +435,7 @@ impl Config {
         for program in programs {
             text.push_str(&format!("#   {program}: {}\n", exact_version(&program)));
         }
-        if let Some((root, versions)) = installed::unstable_root_versions() {
+        for (root, versions) in installed::unstable_root_versions() {
             text.push_str(&format!("# Packages of the Debian unstable root {}:\n", root.display()));
             for line in versions.lines() {
                 text.push_str(&format!("#   {}\n", line.replace('\t', " ")));
