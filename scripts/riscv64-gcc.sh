@@ -7,9 +7,9 @@
 # becomes a launcher that runs it under the root's qemu-riscv64, a static binary, with every
 # extension qemu emulates (`-cpu max`: the vector extension of -march=rv64gcv among them) and the
 # vector length the -march names (`_zvl256b`: 256 bits; 128 without one), which code built with
-# -mrvv-vector-bits=zvl takes as the exact length. A
-# configuration, triage and reproduction scripts then run OUT as any other binary; the two files
-# stay side by side. Compiles that link nothing (-c, -S, -E, --help=…) pass through unchanged.
+# -mrvv-vector-bits=zvl takes as the exact length. A configuration, triage and reproduction
+# scripts then run OUT as any other binary; the two files stay side by side. Compiles that link
+# nothing (-c, -S, -E, --help=…) pass through unchanged.
 set -euo pipefail
 
 root=$(realpath -e -- "$1")
