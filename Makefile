@@ -80,7 +80,7 @@ $(UNSTABLE_WRAPPERS): $(BUILD)/bin/%: $(UNSTABLE_ROOT)/versions scripts/unstable
 
 unstable-compilers: $(UNSTABLE_WRAPPERS)
 
-# RISC-V, on request (`make riscv-compilers`; not part of `make deps`, 700 MB that only a RISC-V
+# RISC-V, on request (`make riscv-compilers`; not part of `make deps`: 1 GB that only a RISC-V
 # campaign needs): gcc-16's riscv64 cross compiler and qemu-user's static emulators from Debian
 # unstable, in a root of their own built the same way. Its wrapper riscv64-gcc-16 links
 # statically and leaves a launcher that runs the program under qemu (scripts/riscv64-gcc.sh).
