@@ -50,12 +50,7 @@ fn vector_code_and_a_csmith_program_print_under_qemu_what_gcc_12_at_o0_prints() 
     let vector_loop = dir.path().join("loop.c");
     std::fs::write(&vector_loop, VECTOR_LOOP).unwrap();
     let csmith = dir.path().join("csmith.c");
-    let generated = Command::new("csmith")
-        .args(["--seed", "7411", "--no-packed-struct", "--output"])
-        .arg(&csmith)
-        .output()
-        .unwrap();
-    assert!(generated.status.success(), "{}", text(&generated));
+    write_csmith_program(7411, &csmith);
 
     let assembly = dir.path().join("loop.s");
     let output = Command::new(riscv_gcc())

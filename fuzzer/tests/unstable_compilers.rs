@@ -31,13 +31,7 @@ fn run(binary: &Path) -> Output {
 fn a_csmith_program_at_o3_native_prints_what_gcc_12_at_o0_prints() {
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("prog.c");
-    // Seed 7411 finishes in milliseconds and prints a checksum.
-    let generated = Command::new("csmith")
-        .args(["--seed", "7411", "--no-packed-struct", "--output"])
-        .arg(&source)
-        .output()
-        .unwrap();
-    assert!(generated.status.success(), "{}", text(&generated));
+    write_csmith_program(7411, &source);
     let csmith = ["-I/usr/include/csmith"];
     let reference = dir.path().join("reference");
     compile(Path::new("gcc-12"), &["-O0", csmith[0]], &source, &reference);

@@ -249,3 +249,14 @@ pub fn triage_without_text_reduction(out: &Path, config: Option<&Path>) -> Strin
     assert!(output.status.success(), "{log}");
     log
 }
+
+/// Writes csmith's program of `seed` (`--no-packed-struct`) to `path`. Seed 7411 finishes in
+/// milliseconds and prints a checksum.
+pub fn write_csmith_program(seed: u64, path: &Path) {
+    let generated = Command::new("csmith")
+        .args(["--seed", &seed.to_string(), "--no-packed-struct", "--output"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(generated.status.success(), "{}", text(&generated));
+}
